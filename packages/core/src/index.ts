@@ -11,3 +11,5 @@ export { ok, err, assertNever } from './result.js';
 export { anyValueToJson, keyValuesToJson, toBase64, toHex } from './canonical-json.js';
 export type { TenantError } from './tenant.js';
 export { parseTenant, describeTenantError, encodeTenantForKey, MAX_TENANT_BYTES } from './tenant.js';
+export type { Param, ParamTypeTag, MinedFields, TemplateAuditEvent, TemplateAuditEventType } from './mined.js';
+export { PARAM_TYPE, NO_TEMPLATE } from './mined.js';

@@ -1,0 +1,49 @@
+/**
+ * @module query-metrics
+ * Instruments of the querier: query latency (rejections carry `error.type`), row-group pruning, the memory pool
+ * and the admission queue.
+ */
+import type { Meter } from '@opentelemetry/api';
+import { createInstrument } from './create-instrument.js';
+import type { InstrumentFor } from './create-instrument.js';
+import {
+  ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
+  METRIC_SLUICE_QUERY_DURATION,
+  METRIC_SLUICE_QUERY_POOL_LIMIT,
+  METRIC_SLUICE_QUERY_POOL_RESERVED,
+  METRIC_SLUICE_QUERY_QUEUE_DEPTH,
+  METRIC_SLUICE_QUERY_ROW_GROUPS,
+  SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
+  SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
+} from './semconv.js';
+
+/** The querier's instruments. */
+export interface QueryMetrics {
+  /** `sluice.query.duration` histogram, `s`; requires `sluice.query.kind`, a rejection adds `error.type`. */
+  readonly duration: InstrumentFor<typeof METRIC_SLUICE_QUERY_DURATION>;
+  /** `sluice.query.row_groups` counter, `{row_group}`; both states are pre-seeded with 0. */
+  readonly rowGroups: InstrumentFor<typeof METRIC_SLUICE_QUERY_ROW_GROUPS>;
+  /** `sluice.query.pool.reserved` gauge, `By`. */
+  readonly poolReserved: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_RESERVED>;
+  /** `sluice.query.pool.limit` gauge, `By`. */
+  readonly poolLimit: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LIMIT>;
+  /** `sluice.query.queue.depth` gauge, `{query}` waiting for a permit. */
+  readonly queueDepth: InstrumentFor<typeof METRIC_SLUICE_QUERY_QUEUE_DEPTH>;
+}
+
+/**
+ * Creates the querier instruments on `meter`. Both `sluice.query.row_group.state` series of
+ * `sluice.query.row_groups` start at 0, so a pruned fraction can be computed before the first pruned row group.
+ */
+export function createQueryMetrics(meter: Meter): QueryMetrics {
+  const rowGroups = createInstrument(meter, METRIC_SLUICE_QUERY_ROW_GROUPS);
+  rowGroups.add(0, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED });
+  rowGroups.add(0, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED });
+  return {
+    duration: createInstrument(meter, METRIC_SLUICE_QUERY_DURATION),
+    rowGroups,
+    poolReserved: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_RESERVED),
+    poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
+    queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
+  };
+}

@@ -1,0 +1,315 @@
+/**
+ * @module config-schema
+ * The one strict schema of a Sluice configuration (DESIGN §8), in the file's snake_case key names. These key
+ * names are a public contract: operators, the Helm chart and tests use them, and env-only mode derives its
+ * variable names from them. Add keys freely; never rename one.
+ *
+ * Every leaf has a default, so an empty file is a complete configuration. Cross-field rules (RFC 0058 §3.7,
+ * roles, S3 bucket) run even when other keys are invalid, so one pass reports every problem.
+ */
+import type { z } from 'zod';
+import { describeTenantError, parseTenant } from '@sluice/core';
+import type { Result } from '@sluice/core';
+import { splitHostPort } from './host-port.js';
+import { leaf, section } from './schema-builders.js';
+import type { SectionRule } from './schema-builders.js';
+import {
+  coerceBoolean,
+  coerceChoice,
+  coerceDecimal,
+  coerceInteger,
+  coerceString,
+  describeBounds,
+} from './scalar-value.js';
+import type { NumberBounds } from './scalar-value.js';
+import type { StorageBackend } from './sluice-config.js';
+
+/** The only configuration major version this build reads. */
+export const CONFIG_VERSION = 1;
+
+/** Smallest explicit `querier.limits.memory_pool_bytes`: 32 MiB (RFC 0058 §3.2). */
+export const MIN_MEMORY_POOL_BYTES = 32 * 1024 * 1024;
+
+/** The storage backends. */
+export const STORAGE_BACKENDS: readonly StorageBackend[] = ['local', 's3'];
+
+const AT_LEAST_ONE: NumberBounds = { min: 1 };
+
+function integerKey(description: string, defaultValue: number, bounds: NumberBounds = AT_LEAST_ONE) {
+  return leaf({ description, constraint: `integer ${describeBounds(bounds)}` }, defaultValue, (raw) =>
+    coerceInteger(raw, bounds),
+  );
+}
+
+function optionalIntegerKey(description: string, bounds: NumberBounds, why: string) {
+  return leaf<number | null>(
+    { description, constraint: `integer ${describeBounds(bounds)}, or unset` },
+    null,
+    (raw) => {
+      const r = coerceInteger(raw, bounds);
+      return r.ok ? r : { ok: false, error: `${r.error} (${why})` };
+    },
+  );
+}
+
+function decimalKey(description: string, defaultValue: number, bounds: NumberBounds) {
+  return leaf({ description, constraint: `number ${describeBounds(bounds)}` }, defaultValue, (raw) =>
+    coerceDecimal(raw, bounds),
+  );
+}
+
+function optionalDecimalKey(description: string, bounds: NumberBounds) {
+  return leaf<number | null>({ description, constraint: `number ${describeBounds(bounds)}, or unset` }, null, (raw) =>
+    coerceDecimal(raw, bounds),
+  );
+}
+
+function booleanKey(description: string, defaultValue: boolean) {
+  return leaf({ description, constraint: 'true | false' }, defaultValue, coerceBoolean);
+}
+
+type Check = (text: string) => string | undefined;
+
+function checked(raw: unknown, check: Check | undefined): Result<string, string> {
+  const r = coerceString(raw);
+  if (!r.ok || check === undefined) return r;
+  const problem = check(r.value);
+  return problem === undefined ? r : { ok: false, error: problem };
+}
+
+function stringKey(description: string, defaultValue: string, constraint = 'string', check?: Check) {
+  return leaf({ description, constraint }, defaultValue, (raw) => checked(raw, check));
+}
+
+function optionalStringKey(
+  description: string,
+  options: { readonly constraint?: string; readonly check?: Check; readonly secret?: boolean } = {},
+) {
+  return leaf<string | null>(
+    { description, constraint: options.constraint ?? 'string, or unset', secret: options.secret ?? false },
+    null,
+    (raw) => checked(raw, options.check),
+  );
+}
+
+function addressKey(description: string, defaultValue: string) {
+  return stringKey(description, defaultValue, 'host:port (port 0 = any free port)', (text) => {
+    const r = splitHostPort(text);
+    return r.ok ? undefined : r.error;
+  });
+}
+
+const checkHttpUrl: Check = (text) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `must be an http:// or https:// URL, got ${JSON.stringify(text)}`;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:'
+    ? undefined
+    : `must be an http:// or https:// URL, got ${JSON.stringify(text)}`;
+};
+
+// RFC 9110 token characters: what an HTTP field name may contain.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const checkTenant: Check = (text) => {
+  const r = parseTenant(text);
+  return r.ok ? undefined : `${describeTenantError(r.error)}, got ${JSON.stringify(text)}`;
+};
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+function sub(value: unknown): Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null ? (value as Readonly<Record<string, unknown>>) : {};
+}
+
+const versionKey = leaf<typeof CONFIG_VERSION>(
+  {
+    description: `Configuration format major version; only ${CONFIG_VERSION} exists (a newer minor, e.g. 1.2, is accepted).`,
+    constraint: `${CONFIG_VERSION}`,
+  },
+  CONFIG_VERSION,
+  (raw) => {
+    const text = typeof raw === 'number' || typeof raw === 'string' ? String(raw).trim() : '';
+    const m = /^(\d+)(?:\.\d+)?$/.exec(text);
+    if (m === null) return { ok: false, error: `must be a version number such as ${CONFIG_VERSION}` };
+    if (Number(m[1]) !== CONFIG_VERSION) {
+      return {
+        ok: false,
+        error: `unsupported configuration version ${text}: this Sluice reads version ${CONFIG_VERSION}`,
+      };
+    }
+    return { ok: true, value: CONFIG_VERSION };
+  },
+);
+
+const storageSchema = section({
+  backend: leaf<StorageBackend>(
+    { description: 'Where Parquet files, manifests and audit records are stored.', constraint: 'local | s3' },
+    'local',
+    (raw) => coerceChoice(raw, STORAGE_BACKENDS),
+  ),
+  local: section({
+    root: stringKey('Directory of the local object store (backend local).', './data', 'path'),
+  }),
+  s3: section({
+    bucket: optionalStringKey('S3 bucket; required when storage.backend is s3.'),
+    endpoint: optionalStringKey('S3 endpoint URL for S3-compatible servers; unset = AWS for the region.', {
+      constraint: 'http(s) URL, or unset',
+      check: checkHttpUrl,
+    }),
+    region: stringKey('S3 region.', 'us-east-1'),
+    prefix: stringKey('Key prefix inside the bucket; empty = the bucket root.', ''),
+    access_key_id: optionalStringKey(
+      'S3 access key id; give it as ${env:NAME}. Unset = the AWS SDK default credential chain.',
+      { secret: true },
+    ),
+    secret_access_key: optionalStringKey(
+      'S3 secret access key; give it as ${env:NAME}. Unset = the AWS SDK default credential chain.',
+      { secret: true },
+    ),
+    force_path_style: booleanKey('Path-style bucket addressing (needed by most S3-compatible servers).', true),
+  }),
+});
+
+const minerSchema = section({
+  similarity_threshold: decimalKey('Template similarity at or above which a line attaches to a template.', 0.7, {
+    minExclusive: 0,
+    max: 1,
+  }),
+  prefix_depth: integerKey('Prefix-tree levels of leading tokens (Drain depth).', 2, { min: 0, max: 8 }),
+  max_node_children: integerKey('Children per tree node before unseen tokens route through a wildcard.', 100),
+  param_byte_limit: integerKey('Bytes of one parameter value before it is stored as OVERFLOW.', 256, {
+    min: 1,
+    max: 1024,
+  }),
+  max_templates_per_tenant: integerKey('Templates per tenant; beyond it new shapes are stored unmined.', 20000),
+  max_line_tokens: integerKey('Tokens per line; longer lines are stored unmined.', 512),
+});
+
+const receiverSchema = section({
+  enabled: booleanKey('Run the receiver role (OTLP ingest).', true),
+  grpc_addr: addressKey('OTLP/gRPC listen address.', '0.0.0.0:4317'),
+  http_addr: addressKey('OTLP/HTTP listen address (also serves /healthz, /readyz, /metrics).', '0.0.0.0:4318'),
+  wal_dir: stringKey('Directory of the write-ahead log.', './wal', 'path'),
+  wal: section({
+    group_commit_ms: integerKey('Group-commit window: longest wait before an fsync of appended exports, in ms.', 100),
+    segment_bytes: integerKey('WAL segment size in bytes before rotation.', 134217728),
+    max_backlog_bytes: integerKey(
+      'WAL bytes not yet in object storage above which ingest answers 503 (backpressure).',
+      4294967296,
+    ),
+  }),
+  sink: section({
+    flush_age_secs: integerKey('Oldest buffered record age that forces a Parquet flush, in seconds.', 300),
+    flush_bytes: integerKey('Buffered bytes of one partition that force a flush.', 134217728),
+    ceiling_bytes: integerKey('Total sink buffer bytes that force flushing the largest partitions.', 1073741824),
+  }),
+  limits: section({
+    max_request_bytes: integerKey('Largest request body as sent (compressed), in bytes; larger is 413.', 4194304),
+    max_decompressed_bytes: integerKey('Largest request body after decompression, in bytes; larger is 413.', 16777216),
+  }),
+  miner: minerSchema,
+});
+
+const querierLimitsRule: SectionRule = (value, report) => {
+  const defaultRows = num(value['default_rows']);
+  const maxRows = num(value['max_rows']);
+  if (defaultRows !== undefined && maxRows !== undefined && defaultRows > maxRows) {
+    report(['default_rows'], `must be <= max_rows (${maxRows}), got ${defaultRows}`);
+  }
+};
+
+const querierSchema = section({
+  enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
+  http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),
+  default_window_secs: integerKey('Time window of a query that names none, in seconds.', 3600),
+  mcp: section({
+    enabled: booleanKey('Serve MCP at /mcp on the query listener.', true),
+  }),
+  limits: section(
+    {
+      memory_pool_bytes: optionalIntegerKey(
+        'Query memory pool in bytes; unset = memory_pool_fraction x min(cgroup limit, RAM).',
+        { min: MIN_MEMORY_POOL_BYTES },
+        'a smaller pool would refuse nearly every query',
+      ),
+      memory_pool_fraction: optionalDecimalKey(
+        'Share of min(cgroup limit, RAM) for the pool when memory_pool_bytes is unset; unset = 0.5 with another role in the process, else 0.75.',
+        { minExclusive: 0, max: 1 },
+      ),
+      max_concurrent_queries: integerKey('Queries executing at once (query worker count).', 4),
+      max_queued_queries: integerKey('Queries waiting for a slot; 0 = refuse at once when all slots are busy.', 16, {
+        min: 0,
+      }),
+      queue_timeout_ms: integerKey('Longest wait in the queue before query_queue_timeout, in ms.', 10000),
+      max_listed_objects: integerKey('Objects a query may list while resolving its files.', 100000),
+      max_files: integerKey('Data files a query may read.', 10000),
+      default_rows: integerKey('Rows returned when a query sets no limit; must be <= max_rows.', 1000),
+      max_rows: integerKey('Largest row limit a query may ask for.', 10000),
+      max_result_bytes: integerKey('Largest serialized result body, in bytes.', 67108864),
+    },
+    querierLimitsRule,
+  ),
+});
+
+const compactionSchema = section({
+  enabled: booleanKey('Run the compaction role.', true),
+  interval_secs: integerKey('Seconds between compaction passes.', 300),
+  grace_secs: integerKey('Age in seconds a partition must reach before it is compacted.', 900),
+});
+
+const tenancySchema = section({
+  header: stringKey(
+    'HTTP header (gRPC metadata key, lowercased) that names the tenant.',
+    'X-Sluice-Tenant',
+    'HTTP header name',
+    (text) => (HEADER_NAME.test(text) ? undefined : `must be an HTTP header name, got ${JSON.stringify(text)}`),
+  ),
+  default_tenant: optionalStringKey('Tenant of exports without the header; unset = the header is required (400).', {
+    constraint: "tenant: 1-128 visible ASCII characters except ':', '#', '/'; or unset",
+    check: checkTenant,
+  }),
+});
+
+const telemetrySchema = section({
+  otlp_endpoint: optionalStringKey("OTLP/HTTP endpoint Sluice pushes its own metrics to; unset = don't push.", {
+    constraint: 'http(s) URL, or unset',
+    check: checkHttpUrl,
+  }),
+  prometheus: booleanKey('Serve Prometheus text at /metrics on every HTTP listener.', true),
+  service_name: stringKey("service.name of Sluice's own telemetry.", 'sluice'),
+});
+
+const rootRule: SectionRule = (value, report) => {
+  const storage = sub(value['storage']);
+  if (storage['backend'] === 's3' && sub(storage['s3'])['bucket'] === null) {
+    report(['storage', 's3', 'bucket'], 'is required when storage.backend is s3');
+  }
+  const roles = ['receiver', 'querier', 'compaction'] as const;
+  const enabled = roles.map((r) => sub(value[r])['enabled']);
+  if (enabled.every((e) => e === false)) {
+    report([], 'no role is enabled: set at least one of receiver.enabled, querier.enabled, compaction.enabled to true');
+  }
+};
+
+/** The configuration schema (snake_case input and output); an issue's path is its key path. */
+export const configSchema = section(
+  {
+    version: versionKey,
+    storage: storageSchema,
+    receiver: receiverSchema,
+    querier: querierSchema,
+    compaction: compactionSchema,
+    tenancy: tenancySchema,
+    telemetry: telemetrySchema,
+  },
+  rootRule,
+);
+
+/** The schema's validated output: snake_case, fully defaulted. Converted to {@link SluiceConfig} afterwards. */
+export type RawConfig = z.output<typeof configSchema>;

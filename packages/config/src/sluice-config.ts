@@ -1,0 +1,158 @@
+/**
+ * @module sluice-config
+ * The validated configuration as the rest of Sluice sees it: camelCase, fully defaulted, deeply readonly (and
+ * frozen at run time). Each field mirrors one snake_case key of the file (DESIGN §8); units are in the names.
+ * `null` means "unset" where a key has no default value.
+ */
+
+/** Object-store backend. */
+export type StorageBackend = 'local' | 's3';
+
+/** `storage.local`. */
+export interface LocalStorageConfig {
+  /** `root`: directory of the local object store. */
+  readonly root: string;
+}
+
+/** `storage.s3`. Credentials are best given as `${env:…}` references; `null` = the AWS SDK default chain. */
+export interface S3StorageConfig {
+  /** `bucket`: never `null` when `backend` is `s3` (validated). */
+  readonly bucket: string | null;
+  /** `endpoint`: URL of an S3-compatible server; `null` = AWS for `region`. */
+  readonly endpoint: string | null;
+  readonly region: string;
+  /** `prefix`: key prefix inside the bucket; `''` = the bucket root. */
+  readonly prefix: string;
+  readonly accessKeyId: string | null;
+  readonly secretAccessKey: string | null;
+  readonly forcePathStyle: boolean;
+}
+
+/** `storage`. */
+export interface StorageConfig {
+  readonly backend: StorageBackend;
+  readonly local: LocalStorageConfig;
+  readonly s3: S3StorageConfig;
+}
+
+/** `receiver.wal`. */
+export interface WalConfig {
+  /** `group_commit_ms`: longest wait before appended exports are fsync'd (sooner when a segment fills). */
+  readonly groupCommitMs: number;
+  /** `segment_bytes`: segment size before rotation. */
+  readonly segmentBytes: number;
+  /** `max_backlog_bytes`: WAL bytes not yet in object storage above which ingest answers 503. */
+  readonly maxBacklogBytes: number;
+}
+
+/** `receiver.sink`: Parquet flush triggers. */
+export interface SinkConfig {
+  readonly flushAgeSecs: number;
+  readonly flushBytes: number;
+  readonly ceilingBytes: number;
+}
+
+/** `receiver.limits`: request body caps. */
+export interface ReceiverLimitsConfig {
+  /** `max_request_bytes`: body as sent (compressed). */
+  readonly maxRequestBytes: number;
+  /** `max_decompressed_bytes`: body after decompression (gzip-bomb guard). */
+  readonly maxDecompressedBytes: number;
+}
+
+/** `receiver.miner`: template-miner parameters (reference surface §6). */
+export interface MinerConfig {
+  /** `similarity_threshold`, in (0, 1]. */
+  readonly similarityThreshold: number;
+  /** `prefix_depth`, 0..8. */
+  readonly prefixDepth: number;
+  readonly maxNodeChildren: number;
+  /** `param_byte_limit`, 1..1024. */
+  readonly paramByteLimit: number;
+  readonly maxTemplatesPerTenant: number;
+  readonly maxLineTokens: number;
+}
+
+/** `receiver`. */
+export interface ReceiverConfig {
+  readonly enabled: boolean;
+  /** `grpc_addr`: `host:port`; see `splitHostPort`. */
+  readonly grpcAddr: string;
+  /** `http_addr`: `host:port`; see `splitHostPort`. */
+  readonly httpAddr: string;
+  readonly walDir: string;
+  readonly wal: WalConfig;
+  readonly sink: SinkConfig;
+  readonly limits: ReceiverLimitsConfig;
+  readonly miner: MinerConfig;
+}
+
+/** `querier.mcp`. */
+export interface McpConfig {
+  readonly enabled: boolean;
+}
+
+/** `querier.limits` (RFC 0058 §3.7). */
+export interface QueryLimitsConfig {
+  /** `memory_pool_bytes`: explicit pool size, at least 32 MiB; `null` = derived (RFC 0058 §3.2). */
+  readonly memoryPoolBytes: number | null;
+  /** `memory_pool_fraction`: in (0, 1]; `null` = 0.5 with another role in the process, else 0.75. */
+  readonly memoryPoolFraction: number | null;
+  readonly maxConcurrentQueries: number;
+  /** `max_queued_queries`: 0 disables queueing. */
+  readonly maxQueuedQueries: number;
+  readonly queueTimeoutMs: number;
+  readonly maxListedObjects: number;
+  readonly maxFiles: number;
+  /** `default_rows`: never above `maxRows` (validated). */
+  readonly defaultRows: number;
+  readonly maxRows: number;
+  readonly maxResultBytes: number;
+}
+
+/** `querier`. */
+export interface QuerierConfig {
+  readonly enabled: boolean;
+  /** `http_addr`: `host:port`; see `splitHostPort`. */
+  readonly httpAddr: string;
+  readonly defaultWindowSecs: number;
+  readonly mcp: McpConfig;
+  readonly limits: QueryLimitsConfig;
+}
+
+/** `compaction`. */
+export interface CompactionConfig {
+  readonly enabled: boolean;
+  readonly intervalSecs: number;
+  readonly graceSecs: number;
+}
+
+/** `tenancy`. */
+export interface TenancyConfig {
+  /** `header`: HTTP header naming the tenant (gRPC: the same name lowercased). */
+  readonly header: string;
+  /** `default_tenant`: satisfies the tenant grammar; `null` = the header is required. */
+  readonly defaultTenant: string | null;
+}
+
+/** `telemetry`. */
+export interface TelemetryConfig {
+  /** `otlp_endpoint`: `null` = metrics are not pushed. */
+  readonly otlpEndpoint: string | null;
+  readonly prometheus: boolean;
+  readonly serviceName: string;
+}
+
+/**
+ * A complete, validated Sluice configuration. At least one of `receiver`, `querier`, `compaction` is enabled.
+ */
+export interface SluiceConfig {
+  /** `version`: the configuration format major version (always 1 today). */
+  readonly version: 1;
+  readonly storage: StorageConfig;
+  readonly receiver: ReceiverConfig;
+  readonly querier: QuerierConfig;
+  readonly compaction: CompactionConfig;
+  readonly tenancy: TenancyConfig;
+  readonly telemetry: TelemetryConfig;
+}

@@ -1,0 +1,94 @@
+/**
+ * @module to-sluice-config
+ * Maps the schema's snake_case output to the camelCase {@link SluiceConfig}, field by field (the compiler
+ * checks that no field is forgotten), and freezes the result.
+ */
+import type { RawConfig } from './config-schema.js';
+import type { SluiceConfig } from './sluice-config.js';
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Converts validated schema output into the frozen camelCase configuration. */
+export function toSluiceConfig(raw: RawConfig): SluiceConfig {
+  const { storage, receiver, querier, compaction, tenancy, telemetry } = raw;
+  const config: SluiceConfig = {
+    version: raw.version,
+    storage: {
+      backend: storage.backend,
+      local: { root: storage.local.root },
+      s3: {
+        bucket: storage.s3.bucket,
+        endpoint: storage.s3.endpoint,
+        region: storage.s3.region,
+        prefix: storage.s3.prefix,
+        accessKeyId: storage.s3.access_key_id,
+        secretAccessKey: storage.s3.secret_access_key,
+        forcePathStyle: storage.s3.force_path_style,
+      },
+    },
+    receiver: {
+      enabled: receiver.enabled,
+      grpcAddr: receiver.grpc_addr,
+      httpAddr: receiver.http_addr,
+      walDir: receiver.wal_dir,
+      wal: {
+        groupCommitMs: receiver.wal.group_commit_ms,
+        segmentBytes: receiver.wal.segment_bytes,
+        maxBacklogBytes: receiver.wal.max_backlog_bytes,
+      },
+      sink: {
+        flushAgeSecs: receiver.sink.flush_age_secs,
+        flushBytes: receiver.sink.flush_bytes,
+        ceilingBytes: receiver.sink.ceiling_bytes,
+      },
+      limits: {
+        maxRequestBytes: receiver.limits.max_request_bytes,
+        maxDecompressedBytes: receiver.limits.max_decompressed_bytes,
+      },
+      miner: {
+        similarityThreshold: receiver.miner.similarity_threshold,
+        prefixDepth: receiver.miner.prefix_depth,
+        maxNodeChildren: receiver.miner.max_node_children,
+        paramByteLimit: receiver.miner.param_byte_limit,
+        maxTemplatesPerTenant: receiver.miner.max_templates_per_tenant,
+        maxLineTokens: receiver.miner.max_line_tokens,
+      },
+    },
+    querier: {
+      enabled: querier.enabled,
+      httpAddr: querier.http_addr,
+      defaultWindowSecs: querier.default_window_secs,
+      mcp: { enabled: querier.mcp.enabled },
+      limits: {
+        memoryPoolBytes: querier.limits.memory_pool_bytes,
+        memoryPoolFraction: querier.limits.memory_pool_fraction,
+        maxConcurrentQueries: querier.limits.max_concurrent_queries,
+        maxQueuedQueries: querier.limits.max_queued_queries,
+        queueTimeoutMs: querier.limits.queue_timeout_ms,
+        maxListedObjects: querier.limits.max_listed_objects,
+        maxFiles: querier.limits.max_files,
+        defaultRows: querier.limits.default_rows,
+        maxRows: querier.limits.max_rows,
+        maxResultBytes: querier.limits.max_result_bytes,
+      },
+    },
+    compaction: {
+      enabled: compaction.enabled,
+      intervalSecs: compaction.interval_secs,
+      graceSecs: compaction.grace_secs,
+    },
+    tenancy: { header: tenancy.header, defaultTenant: tenancy.default_tenant },
+    telemetry: {
+      otlpEndpoint: telemetry.otlp_endpoint,
+      prometheus: telemetry.prometheus,
+      serviceName: telemetry.service_name,
+    },
+  };
+  return deepFreeze(config);
+}

@@ -1,1 +1,62 @@
-export {};
+/**
+ * @module @sluice/storage
+ * Layer 2: object stores (local directory, S3), Hive partition keys, UUIDv7 file names, the data/audit Parquet
+ * schemas, the writer and the row-group-at-a-time reader over byte ranges.
+ */
+export type { ListEntry, ListOptions, ObjectHead, ObjectStore, PutOptions } from './object-store.js';
+export { InvalidKeyError, ObjectNotFoundError, TMP_MARKER, assertValidKey, compareKeys } from './object-store.js';
+export type { LocalObjectStoreOptions } from './local-object-store.js';
+export { createLocalObjectStore } from './local-object-store.js';
+export type { S3ObjectStore, S3ObjectStoreOptions } from './s3-object-store.js';
+export { createS3ObjectStore } from './s3-object-store.js';
+export type { DataKeyParts } from './keys.js';
+export {
+  auditFileKey,
+  dataFileKey,
+  dataPartitionPrefix,
+  decodeTenantFromKey,
+  isUuidV7FileName,
+  parseDataKey,
+  tenantDataPrefix,
+} from './keys.js';
+export { UUIDV7_RE, uuidv7, uuidv7Timestamp } from './uuidv7.js';
+export {
+  CanonicalJsonError,
+  anyValueFromJsonObject,
+  keyValuesFromJsonArray,
+  parseAnyValueJson,
+  parseKeyValuesJson,
+} from './canonical-json-parse.js';
+export type { LogColumnName, SchemaElement } from './parquet-schema.js';
+export {
+  AUDIT_COLUMN_NAMES,
+  AUDIT_EVENT_KIND,
+  BODY_KIND,
+  LOG_COLUMNS,
+  LOG_COLUMN_NAMES,
+  SCHEMA_VERSION,
+  SCHEMA_VERSION_KEY,
+  auditSchema,
+  logSchema,
+} from './parquet-schema.js';
+export type { LogsParquetOptions, StoredLogRow } from './log-parquet-writer.js';
+export {
+  DEFAULT_ROW_GROUP_ROWS,
+  LogsParquetWriter,
+  encodeAuditParquet,
+  encodeLogsParquet,
+  serviceNameOf,
+} from './log-parquet-writer.js';
+export type { ByteRangeSource, CountingSource } from './byte-range-source.js';
+export { countingSource, sourceFromBytes, sourceFromStore } from './byte-range-source.js';
+export type {
+  ColumnChunkInfo,
+  ColumnValues,
+  LeafChunkInfo,
+  OpenParquetOptions,
+  ParquetFileHandle,
+  RowGroupInfo,
+} from './parquet-reader.js';
+export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
+export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
+export { ZSTD_LEVEL, ensureZstd } from './zstd.js';

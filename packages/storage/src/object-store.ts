@@ -1,0 +1,116 @@
+/**
+ * @module object-store
+ * The one object-store interface every storage consumer uses. Two implementations (local directory, S3) behave
+ * identically; the shared contract suite in `testing/object-store-contract.ts` proves it.
+ */
+
+/** One entry of a listing: an object (with its size) or, when a delimiter is given, a common prefix. */
+export type ListEntry =
+  | { readonly kind: 'object'; readonly key: string; readonly size: number }
+  | { readonly kind: 'prefix'; readonly prefix: string };
+
+/** Options for {@link ObjectStore.list}. */
+export interface ListOptions {
+  /** Only keys starting with this string (may be `''`). */
+  readonly prefix: string;
+  /** Roll keys up to the first occurrence of this string after the prefix (normally `'/'`). */
+  readonly delimiter?: string;
+  /** Only keys (and prefixes) strictly greater than this one. */
+  readonly startAfter?: string;
+  /** Aborting stops the listing with an `AbortError` before the next page is fetched. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options for {@link ObjectStore.put}. */
+export interface PutOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** Result of {@link ObjectStore.head}. */
+export interface ObjectHead {
+  readonly size: number;
+  readonly etag?: string;
+}
+
+/**
+ * A flat key → bytes store. Keys use `/` as separator, never start with `/` and contain no `.`/`..` segments.
+ *
+ * Invariants shared by every implementation:
+ * - `put` publishes atomically: a reader sees either no object or the whole new object.
+ * - `list` is lexicographic (by UTF-8 bytes / code points) and streamed page by page: breaking out of the
+ *   `for await` stops further page fetches.
+ * - `getRange` is the only read used on data files; `get` is for small objects (manifests, footers in tests).
+ */
+export interface ObjectStore {
+  /** Atomically publishes `bytes` under `key` (overwriting). */
+  put(key: string, bytes: Uint8Array, opts?: PutOptions): Promise<void>;
+  /** The whole object, or `null` when it does not exist. */
+  get(key: string): Promise<Uint8Array | null>;
+  /**
+   * Bytes `[start, endExclusive)` of an existing object. Throws {@link ObjectNotFoundError} if the key does not
+   * exist and `RangeError` if the range is not within the object.
+   */
+  getRange(key: string, start: number, endExclusive: number): Promise<Uint8Array>;
+  /** Size (and ETag where the backend has one), or `null` when the object does not exist. */
+  head(key: string): Promise<ObjectHead | null>;
+  /** Streams entries in lexicographic order, fetching lazily. */
+  list(options: ListOptions): AsyncIterable<ListEntry>;
+  /** Removes the object; deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+/** Thrown by {@link ObjectStore.getRange} when the key does not exist. */
+export class ObjectNotFoundError extends Error {
+  override readonly name = 'ObjectNotFoundError';
+  constructor(readonly key: string) {
+    super(`object not found: ${key}`);
+  }
+}
+
+/** Thrown when a key is not a valid store key (empty, absolute, empty/`.`/`..` segments, NUL, backslash, `.tmp-`). */
+export class InvalidKeyError extends Error {
+  override readonly name = 'InvalidKeyError';
+  constructor(readonly key: string, reason: string) {
+    super(`invalid object key ${JSON.stringify(key)}: ${reason}`);
+  }
+}
+
+/** Marker of in-flight local writes (`<key>.tmp-<random>`); reserved in keys and ignored by listings. */
+export const TMP_MARKER = '.tmp-';
+
+/** Validates an object key; throws {@link InvalidKeyError}. */
+export function assertValidKey(key: string): void {
+  if (key.length === 0) throw new InvalidKeyError(key, 'empty');
+  if (key.startsWith('/')) throw new InvalidKeyError(key, 'absolute');
+  if (key.endsWith('/')) throw new InvalidKeyError(key, 'ends with /');
+  if (key.includes('\0')) throw new InvalidKeyError(key, 'contains NUL');
+  if (key.includes('\\')) throw new InvalidKeyError(key, 'contains a backslash');
+  for (const segment of key.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') throw new InvalidKeyError(key, `bad segment ${JSON.stringify(segment)}`);
+    if (segment.includes(TMP_MARKER)) throw new InvalidKeyError(key, `segment contains the reserved ${JSON.stringify(TMP_MARKER)}`);
+  }
+}
+
+/** Validates a `[start, endExclusive)` range against an object size; throws `RangeError`. */
+export function assertRange(start: number, endExclusive: number, size: number): void {
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(endExclusive) || start < 0 || endExclusive < start || endExclusive > size) {
+    throw new RangeError(`range [${start}, ${endExclusive}) is outside an object of ${size} bytes`);
+  }
+}
+
+/** Compares two strings by Unicode code point (= UTF-8 byte order), the order S3 lists in. */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (0xD800–0xDFFF) encode code points above 0xFFFF and must sort after 0xE000–0xFFFF.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}

@@ -1,0 +1,10 @@
+/**
+ * @module @sluice/storage/testing
+ * Test helpers for other packages: the object-store contract suite, an s3rver harness and realistic sample rows.
+ * (The fast-check arbitraries stay internal: fast-check is a root dev dependency.)
+ */
+export type { ContractSubject } from './object-store-contract.js';
+export { MANY_KEYS, runObjectStoreContract } from './object-store-contract.js';
+export type { S3rverHandle } from './s3rver-harness.js';
+export { startS3rver } from './s3rver-harness.js';
+export { prng, sampleRows } from './sample-rows.js';

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Fails when a workspace depends on a @sluice package of the same or a higher layer, or when a package's
 // tsconfig references do not mirror its @sluice dependencies. Layers only point down: core (0) ← otlp,
-// config, telemetry, miner (1) ← wal, storage (2) ← apps (3) ← test (4).
+// config, telemetry, miner, limits (1) ← wal, storage (2) ← query (3) ← receiver, querier (4) ← server (5)
+// ← test (6).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,11 +12,13 @@ const LAYER = {
   '@sluice/config': 1,
   '@sluice/telemetry': 1,
   '@sluice/miner': 1,
+  '@sluice/limits': 1,
   '@sluice/wal': 2,
   '@sluice/storage': 2,
-  '@sluice/receiver': 3,
-  '@sluice/server': 4,
-  '@sluice/e2e': 5,
+  '@sluice/query': 3,
+  '@sluice/receiver': 4,
+  '@sluice/server': 5,
+  '@sluice/e2e': 6,
 };
 const root = JSON.parse(readFileSync('package.json', 'utf8'));
 const problems = [];

@@ -1,0 +1,125 @@
+/**
+ * @module create-receiver
+ * The receiver role: WAL recovery, the sink worker (replay, mining, Parquet), and the OTLP listeners, wired
+ * together. Start order makes replay safe: the WAL is recovered before any listener opens, and the sink starts
+ * from the last checkpoint. Stop order makes shutdown lossless: stop accepting, finish in-flight exports,
+ * fsync the WAL, then let the sink flush everything and checkpoint.
+ */
+import type { AddressInfo } from 'node:net';
+import type { SluiceConfig } from '@sluice/config';
+import { openWal, type Wal } from '@sluice/wal';
+import { createIngestService, type IngestObserver } from './ingest-service.js';
+import { createOtlpGrpcServer, type OtlpGrpcServer } from './otlp-grpc-server.js';
+import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js';
+import type { Probes } from './probes.js';
+import { startSink, type Sink, type SinkObserver } from './sink.js';
+import type { StorageSettings } from './sink-protocol.js';
+
+/** What the receiver needs from its composition root. */
+export interface ReceiverDeps {
+  /** Probe endpoints served on the OTLP/HTTP listener (the process-wide view). */
+  readonly probes: Probes;
+  readonly ingestObserver?: IngestObserver;
+  readonly sinkObserver?: SinkObserver;
+}
+
+/** A running receiver. */
+export interface Receiver {
+  readonly httpAddress: AddressInfo;
+  readonly grpcPort: number;
+  /** `null` when ready, else why not. */
+  notReadyReason(): string | null;
+  /** Resolves when the WAL present at startup has been replayed. */
+  whenReplayed(): Promise<void>;
+  /** Graceful stop: no acknowledged record is left outside the WAL, and the sink flushes what it holds. */
+  stop(): Promise<void>;
+}
+
+/** Splits `host:port`; `[::]:4317` style is accepted too. */
+export function splitHostPort(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at).replace(/^\[|\]$/g, '');
+  return { host, port: Number(address.slice(at + 1)) };
+}
+
+/** Plain-data storage settings from the config. */
+export function storageSettings(config: SluiceConfig): StorageSettings {
+  const storage = config.storage;
+  if (storage.backend === 'local') return { backend: 'local', root: storage.local.root };
+  return {
+    backend: 's3',
+    bucket: storage.s3.bucket ?? '',
+    endpoint: storage.s3.endpoint ?? null,
+    region: storage.s3.region,
+    prefix: storage.s3.prefix,
+    accessKeyId: storage.s3.accessKeyId ?? null,
+    secretAccessKey: storage.s3.secretAccessKey ?? null,
+    forcePathStyle: storage.s3.forcePathStyle,
+  };
+}
+
+/** Starts the receiver role. */
+export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): Promise<Receiver> {
+  const rc = config.receiver;
+  const wal: Wal = await openWal({ dir: rc.walDir, groupCommitMs: rc.wal.groupCommitMs, segmentBytes: rc.wal.segmentBytes });
+  const sink: Sink = startSink(
+    {
+      walDir: rc.walDir,
+      storage: storageSettings(config),
+      flushAgeSecs: rc.sink.flushAgeSecs,
+      flushBytes: rc.sink.flushBytes,
+      ceilingBytes: rc.sink.ceilingBytes,
+      miner: { ...rc.miner },
+      replayTarget: wal.durablePosition(),
+    },
+    deps.sinkObserver ?? { message: () => undefined, workerExited: () => undefined },
+  );
+  wal.onDurable((position) => sink.durable(position));
+
+  let stopping = false;
+  const busyReason = (): string | null => {
+    if (stopping) return 'the receiver is shutting down; retry';
+    if (wal.backlogBytes(sink.checkpoint) > rc.wal.maxBacklogBytes) {
+      return 'the write-ahead log backlog is over receiver.wal.max_backlog_bytes (object storage is behind); retry';
+    }
+    return null;
+  };
+  const ingest = createIngestService({
+    wal,
+    tenancy: { header: config.tenancy.header, defaultTenant: config.tenancy.defaultTenant },
+    busyReason,
+    ...(deps.ingestObserver ? { observer: deps.ingestObserver } : {}),
+  });
+
+  const http: OtlpHttpServer = createOtlpHttpServer({
+    ingest,
+    limits: { maxRequestBytes: rc.limits.maxRequestBytes, maxDecompressedBytes: rc.limits.maxDecompressedBytes },
+    tenantHeader: config.tenancy.header,
+    probes: deps.probes,
+  });
+  const grpc: OtlpGrpcServer = createOtlpGrpcServer({
+    ingest,
+    maxMessageBytes: rc.limits.maxDecompressedBytes,
+    tenantHeader: config.tenancy.header,
+  });
+  const httpAt = splitHostPort(rc.httpAddr);
+  const grpcAt = splitHostPort(rc.grpcAddr);
+  const httpAddress = await http.listen(httpAt.host, httpAt.port);
+  const grpcPort = await grpc.listen(grpcAt.host, grpcAt.port);
+
+  return {
+    httpAddress,
+    grpcPort,
+    notReadyReason() {
+      if (stopping) return 'receiver shutting down';
+      return sink.replayed ? null : 'WAL replay in progress';
+    },
+    whenReplayed: () => sink.whenReplayed(),
+    async stop() {
+      stopping = true;
+      await Promise.all([http.close(), grpc.close()]);
+      await wal.close();
+      await sink.stop(wal.durablePosition());
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * @module ingest-service
+ * One export, surface-independent: decode (which validates), resolve the tenant, append to the WAL and wait
+ * for the group-commit fdatasync that covers it. Only then is the outcome `accepted` — ack means durable.
+ */
+import type { LogRecord, Result } from '@sluice/core';
+import { decodeLogsJson, decodeLogsProtobuf } from '@sluice/otlp';
+import type { IngestOutcome, IngestProtocol } from './ingest-outcome.js';
+import { resolveTenant, type TenancyOptions } from './tenant-resolver.js';
+import { encodeWalExport } from './wal-payload.js';
+
+/** What the service needs from the WAL: an append that resolves once durable. */
+export interface WalAppender {
+  append(payload: Uint8Array): Promise<unknown>;
+}
+
+/** Observations the service reports (metrics live in the composition root). */
+export interface IngestObserver {
+  accepted(protocol: IngestProtocol, tenant: string, records: number, bytes: number, walSeconds: number): void;
+  refused(protocol: IngestProtocol, outcome: IngestOutcome): void;
+}
+
+/** Options for {@link createIngestService}. */
+export interface IngestServiceOptions {
+  readonly wal: WalAppender;
+  readonly tenancy: TenancyOptions;
+  /** Returns a reason when ingest must answer "busy, retry" (WAL backlog over its cap, shutting down). */
+  readonly busyReason: () => string | null;
+  readonly observer?: IngestObserver;
+}
+
+/** The surface-independent ingest entry point. */
+export interface IngestService {
+  /**
+   * Ingests one decompressed export body.
+   * @param tenantValues the tenant header/metadata values present on the request (`[]` if none).
+   */
+  ingest(protocol: IngestProtocol, tenantValues: readonly string[], body: Uint8Array): Promise<IngestOutcome>;
+  /** Records a refusal decided by the surface before the body reached the service (413, 415, bad gzip). */
+  refuse(protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome;
+}
+
+/** Seconds a client should wait before retrying a transient refusal. */
+const RETRY_AFTER_SECS = 1;
+
+/** Creates the ingest service. */
+export function createIngestService(options: IngestServiceOptions): IngestService {
+  const { wal, tenancy, busyReason, observer } = options;
+  const refuse = (protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome => {
+    observer?.refused(protocol, outcome);
+    return outcome;
+  };
+  return {
+    refuse,
+    async ingest(protocol, tenantValues, body) {
+      const finish = (outcome: IngestOutcome): IngestOutcome => refuse(protocol, outcome);
+      const encoding = protocol === 'http_json' ? 'json' : 'protobuf';
+      const tenant = resolveTenant(tenantValues, tenancy);
+      if (!tenant.ok) return finish({ status: 'bad_tenant', message: tenant.error });
+      const decoded: Result<LogRecord[], { message: string }> =
+        encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body);
+      if (!decoded.ok) return finish({ status: 'invalid', message: decoded.error.message });
+      const records = decoded.value.length;
+      // An empty export is a success with nothing to make durable.
+      if (records === 0) return { status: 'accepted', records: 0 };
+      const busy = busyReason();
+      if (busy !== null) return finish({ status: 'unavailable', message: busy, retryAfterSecs: RETRY_AFTER_SECS });
+      const started = performance.now();
+      try {
+        await wal.append(encodeWalExport(tenant.value, encoding, body));
+      } catch (error) {
+        const tooLarge = (error as { code?: string }).code === 'WAL_FRAME_TOO_LARGE';
+        if (tooLarge) return finish({ status: 'too_large', message: 'export is larger than the WAL frame limit' });
+        return finish({
+          status: 'unavailable',
+          message: 'the write-ahead log could not make the export durable; retry',
+          retryAfterSecs: RETRY_AFTER_SECS,
+        });
+      }
+      observer?.accepted(protocol, tenant.value, records, body.length, (performance.now() - started) / 1000);
+      return { status: 'accepted', records };
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * @module probes
+ * `/healthz`, `/readyz` and `/metrics`, served on every HTTP listener the process opens so each role of a split
+ * deployment can be probed and scraped.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** What the probe endpoints report. */
+export interface Probes {
+  /** `null` when ready; otherwise why not (e.g. "WAL replay in progress"). */
+  notReadyReason(): string | null;
+  /** Prometheus exposition text; `null` when Prometheus is disabled. */
+  metricsText(): Promise<string | null>;
+}
+
+/** Serves a probe path if `req` is one; returns false when the path is not a probe. */
+export function serveProbe(req: IncomingMessage, res: ServerResponse, probes: Probes): boolean {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path === '/healthz') {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    return true;
+  }
+  if (path === '/readyz') {
+    const reason = probes.notReadyReason();
+    if (reason === null) res.writeHead(200, { 'content-type': 'text/plain' }).end('ready\n');
+    else res.writeHead(503, { 'content-type': 'text/plain' }).end(`not ready: ${reason}\n`);
+    return true;
+  }
+  if (path === '/metrics') {
+    probes.metricsText().then(
+      (text) => {
+        if (text === null) res.writeHead(404, { 'content-type': 'text/plain' }).end('prometheus metrics are disabled\n');
+        else res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text);
+      },
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n'),
+    );
+    return true;
+  }
+  return false;
+}

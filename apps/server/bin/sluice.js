@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `sluice` CLI entry point (kept as committed JS so the npm bin link works before the first build).
+import { main } from '../dist/main.js';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,57 @@
+/**
+ * @module main
+ * `sluice serve [--config FILE]`: load the configuration (reporting every problem at once), start the enabled
+ * roles, and stop gracefully on SIGTERM/SIGINT.
+ */
+import { readFileSync } from 'node:fs';
+import { formatConfigIssues, loadConfig } from '@sluice/config';
+import { parseCliArgs, USAGE } from './cli-args.js';
+import { startServer } from './start-server.js';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/**
+ * Runs the CLI. Resolves with an exit code for commands that finish, or `undefined` while the server runs
+ * (the process then exits after a signal-driven graceful stop).
+ */
+export async function main(argv: readonly string[]): Promise<number | undefined> {
+  const command = parseCliArgs(argv);
+  switch (command.kind) {
+    case 'help':
+      process.stdout.write(USAGE);
+      return 0;
+    case 'version':
+      process.stdout.write(`sluice ${version()}\n`);
+      return 0;
+    case 'usage_error':
+      process.stderr.write(`sluice: ${command.message}\n\n${USAGE}`);
+      return 2;
+    case 'serve':
+      break;
+  }
+  const loaded = await loadConfig({ ...(command.configPath !== null ? { configPath: command.configPath } : {}), env: process.env });
+  if (!loaded.ok) {
+    process.stderr.write(`sluice: invalid configuration\n${formatConfigIssues(loaded.error)}\n`);
+    return 2;
+  }
+  const server = await startServer(loaded.value);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    server.log.info('shutting down', { signal });
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.log.error('shutdown failed', { error: error instanceof Error ? error.message : String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return undefined;
+}

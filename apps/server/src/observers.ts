@@ -1,0 +1,80 @@
+/**
+ * @module observers
+ * Turns receiver and sink events into self-metrics (names only from semconv) and log lines.
+ */
+import type { Meter } from '@opentelemetry/api';
+import type { FromSinkWorker, IngestObserver, SinkObserver } from '@sluice/receiver';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_SLUICE_INGEST_PROTOCOL,
+  ATTR_SLUICE_MINER_PARSE_FAILURE_REASON,
+  ATTR_SLUICE_SINK_FLUSH_TRIGGER,
+  createIngestMetrics,
+  createMinerMetrics,
+  createSinkMetrics,
+  type Logger,
+} from '@sluice/telemetry';
+
+/** Ingest metrics: records, batches, request size, WAL append duration; refusals carry `error.type`. */
+export function createIngestObserver(meter: Meter): IngestObserver {
+  const m = createIngestMetrics(meter);
+  return {
+    accepted(protocol, _tenant, records, bytes, walSeconds) {
+      const attrs = { [ATTR_SLUICE_INGEST_PROTOCOL]: protocol };
+      m.records.add(records, attrs);
+      m.batches.add(1, attrs);
+      m.requestSize.record(bytes, attrs);
+      m.walAppendDuration.record(walSeconds);
+    },
+    refused(protocol, outcome) {
+      const attrs = { [ATTR_SLUICE_INGEST_PROTOCOL]: protocol, [ATTR_ERROR_TYPE]: outcome.status };
+      m.batches.add(1, attrs);
+    },
+  };
+}
+
+/** Sink metrics and logs: flushes, failures, buffer usage, miner state. */
+export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
+  const sink = createSinkMetrics(meter);
+  const miner = createMinerMetrics(meter);
+  return {
+    message(message: FromSinkWorker) {
+      switch (message.type) {
+        case 'flushed': {
+          const attrs = { [ATTR_SLUICE_SINK_FLUSH_TRIGGER]: message.trigger };
+          sink.flushDuration.record(message.seconds, attrs);
+          sink.flushRecords.add(message.records, attrs);
+          sink.bufferUsage.record(0);
+          miner.templateCount.record(message.templates);
+          log.info('sink flushed', { trigger: message.trigger, records: message.records, files: message.files, bytes: message.bytes, seconds: Number(message.seconds.toFixed(3)) });
+          break;
+        }
+        case 'flush_failed':
+          sink.flushErrors.add(1, { [ATTR_SLUICE_SINK_FLUSH_TRIGGER]: message.trigger, [ATTR_ERROR_TYPE]: 'storage' });
+          log.error('sink flush failed; will retry (data stays in the WAL)', { trigger: message.trigger, error: message.message });
+          break;
+        case 'buffer':
+          sink.bufferUsage.record(message.bytes);
+          break;
+        case 'parse_failures':
+          if (message.reason === 'below_floor' || message.reason === 'line_too_long' || message.reason === 'template_ceiling' || message.reason === 'degenerate_widening') {
+            miner.parseFailures.add(message.count, { [ATTR_SLUICE_MINER_PARSE_FAILURE_REASON]: message.reason });
+          } else {
+            log.error('sink skipped an undecodable WAL record', { reason: message.reason });
+          }
+          break;
+        case 'replayed':
+          log.info('sink replayed the WAL', { exports: message.exports });
+          break;
+        case 'fatal':
+          log.error('sink worker failed; restarting it from the last checkpoint', { error: message.message });
+          break;
+        case 'stopped':
+          break;
+      }
+    },
+    workerExited(code) {
+      if (code !== 0) log.warn('sink worker exited', { code });
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * @module test-config
+ * A gateway configuration for tests: loopback listeners on port 0, a temp WAL and store, a default tenant,
+ * and a short flush age so data becomes visible within seconds.
+ */
+import type { TestS3Server } from './s3-server.js';
+
+/** Options for {@link testConfigYaml}. */
+export interface TestConfigOptions {
+  readonly walDir: string;
+  /** Local store root (ignored when `s3` is given). */
+  readonly dataDir?: string;
+  readonly s3?: TestS3Server;
+  readonly flushAgeSecs?: number;
+  readonly groupCommitMs?: number;
+  readonly defaultTenant?: string | null;
+  readonly maxRequestBytes?: number;
+  readonly maxDecompressedBytes?: number;
+  readonly querier?: boolean;
+}
+
+/** Renders the YAML configuration. */
+export function testConfigYaml(options: TestConfigOptions): string {
+  const storage = options.s3
+    ? `storage:
+  backend: s3
+  s3:
+    bucket: ${options.s3.bucket}
+    endpoint: ${options.s3.endpoint}
+    region: us-east-1
+    prefix: ''
+    access_key_id: \${env:SLUICE_TEST_S3_KEY:-${options.s3.accessKeyId}}
+    secret_access_key: \${env:SLUICE_TEST_S3_SECRET:-${options.s3.secretAccessKey}}
+    force_path_style: true
+`
+    : `storage:
+  backend: local
+  local:
+    root: ${JSON.stringify(options.dataDir ?? './data')}
+`;
+  const tenant = options.defaultTenant === undefined ? 'default' : options.defaultTenant;
+  return `${storage}receiver:
+  enabled: true
+  grpc_addr: 127.0.0.1:0
+  http_addr: 127.0.0.1:0
+  wal_dir: ${JSON.stringify(options.walDir)}
+  wal:
+    group_commit_ms: ${options.groupCommitMs ?? 20}
+  sink:
+    flush_age_secs: ${options.flushAgeSecs ?? 1}
+  limits:
+    max_request_bytes: ${options.maxRequestBytes ?? 4194304}
+    max_decompressed_bytes: ${options.maxDecompressedBytes ?? 16777216}
+querier:
+  enabled: ${options.querier ?? false}
+  http_addr: 127.0.0.1:0
+tenancy:
+  header: X-Sluice-Tenant
+  default_tenant: ${tenant === null ? 'null' : JSON.stringify(tenant)}
+telemetry:
+  prometheus: true
+`;
+}

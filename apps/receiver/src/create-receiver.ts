@@ -88,6 +88,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     wal,
     tenancy: { header: config.tenancy.header, defaultTenant: config.tenancy.defaultTenant },
     busyReason,
+    maxInflightBytes: rc.limits.maxInflightBytes,
     ...(deps.ingestObserver ? { observer: deps.ingestObserver } : {}),
   });
 

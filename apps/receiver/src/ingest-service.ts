@@ -26,6 +26,8 @@ export interface IngestServiceOptions {
   readonly tenancy: TenancyOptions;
   /** Returns a reason when ingest must answer "busy, retry" (WAL backlog over its cap, shutting down). */
   readonly busyReason: () => string | null;
+  /** Cap on decompressed bytes waiting for their WAL fsync at once (`receiver.limits.max_inflight_bytes`). */
+  readonly maxInflightBytes: number;
   readonly observer?: IngestObserver;
 }
 
@@ -45,7 +47,9 @@ const RETRY_AFTER_SECS = 1;
 
 /** Creates the ingest service. */
 export function createIngestService(options: IngestServiceOptions): IngestService {
-  const { wal, tenancy, busyReason, observer } = options;
+  const { wal, tenancy, busyReason, observer, maxInflightBytes } = options;
+  // Bytes handed to the WAL and not yet durable: this bounds the WAL's in-memory append queue.
+  let inflightBytes = 0;
   const refuse = (protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome => {
     observer?.refused(protocol, outcome);
     return outcome;
@@ -63,9 +67,14 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       const records = decoded.value.length;
       // An empty export is a success with nothing to make durable.
       if (records === 0) return { status: 'accepted', records: 0 };
-      const busy = busyReason();
+      const busy =
+        busyReason() ??
+        (inflightBytes > 0 && inflightBytes + body.length > maxInflightBytes
+          ? 'too many export bytes are waiting for the write-ahead log (receiver.limits.max_inflight_bytes); retry'
+          : null);
       if (busy !== null) return finish({ status: 'unavailable', message: busy, retryAfterSecs: RETRY_AFTER_SECS });
       const started = performance.now();
+      inflightBytes += body.length;
       try {
         await wal.append(encodeWalExport(tenant.value, encoding, body));
       } catch (error) {
@@ -76,6 +85,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
           message: 'the write-ahead log could not make the export durable; retry',
           retryAfterSecs: RETRY_AFTER_SECS,
         });
+      } finally {
+        inflightBytes -= body.length;
       }
       observer?.accepted(protocol, tenant.value, records, body.length, (performance.now() - started) / 1000);
       return { status: 'accepted', records };

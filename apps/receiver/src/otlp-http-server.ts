@@ -36,17 +36,45 @@ function mediaType(req: IncomingMessage): OtlpEncoding | null {
   return null;
 }
 
-function respond(res: ServerResponse, encoding: OtlpEncoding, outcome: IngestOutcome): void {
-  const { status, close } = httpStatusFor(outcome);
+function respond(res: ServerResponse, encoding: OtlpEncoding, outcome: IngestOutcome, forceClose = false): void {
+  const mapped = httpStatusFor(outcome);
+  const status = mapped.status;
+  const close = mapped.close || forceClose;
   const contentType = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
   const headers: Record<string, string> = { 'content-type': contentType };
   if (close) headers.connection = 'close';
   if (outcome.status === 'unavailable') headers['retry-after'] = String(outcome.retryAfterSecs);
   const body =
     outcome.status === 'accepted' ? encodeExportLogsResponse(encoding) : encodeRpcStatus(encoding, grpcCodeHint(status), outcome.message);
+  // node's HTTP server calls socket.destroySoon() once a `Connection: close` response has finished; make that a
+  // lingering close instead (see below).
+  if (close) res.req.socket.destroySoon = () => lingeringClose(res.req);
   res.writeHead(status, headers);
   res.end(body);
-  if (close) res.once('finish', () => res.req.socket.destroySoon());
+}
+
+/** How long, and how many bytes, a refused upload is discarded before its socket is destroyed. */
+const LINGER_MS = 1000;
+const LINGER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Closes the connection of a refused request without losing the response: half-close (FIN after the 413), then
+ * discard what the client is still uploading for a short, bounded time. Destroying at once would make the
+ * kernel answer the unread upload with a reset that can wipe the response from the client's buffer.
+ */
+function lingeringClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  if (socket.destroyed) return;
+  socket.end();
+  let discarded = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) socket.destroy();
+  });
+  socket.once('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 /** google.rpc.Status code carried in an HTTP error body (INVALID_ARGUMENT, UNAVAILABLE, …). */
@@ -81,9 +109,8 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
           ? 'unsupported Content-Type: use application/x-protobuf or application/json'
           : 'unsupported Content-Encoding: use gzip or none';
       const outcome = options.ingest.refuse(encoding === 'json' ? 'http_json' : 'http_protobuf', { status: 'unsupported_media_type', message });
-      respond(res, encoding ?? 'json', outcome);
       // The body was not read: close so a keep-alive connection is not left mid-body.
-      res.once('finish', () => req.socket.destroySoon());
+      respond(res, encoding ?? 'json', outcome, true);
       return;
     }
     const protocol = encoding === 'json' ? 'http_json' : 'http_protobuf';

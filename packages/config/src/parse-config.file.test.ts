@@ -50,7 +50,7 @@ describe('parseConfig file mode', () => {
       walDir: './wal',
       wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296 },
       sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: 1073741824 },
-      limits: { maxRequestBytes: 4194304, maxDecompressedBytes: 16777216 },
+      limits: { maxRequestBytes: 4194304, maxDecompressedBytes: 16777216, maxInflightBytes: 268435456 },
       miner: {
         similarityThreshold: 0.7,
         prefixDepth: 2,
@@ -122,7 +122,7 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.receiver.walDir, '/var/lib/sluice/wal');
     assert.deepEqual(c.receiver.wal, { groupCommitMs: 5, segmentBytes: 1048576, maxBacklogBytes: 2097152 });
     assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushBytes: 65536, ceilingBytes: 1048576 });
-    assert.deepEqual(c.receiver.limits, { maxRequestBytes: 1024, maxDecompressedBytes: 4096 });
+    assert.deepEqual(c.receiver.limits, { maxRequestBytes: 1024, maxDecompressedBytes: 4096, maxInflightBytes: 268435456 });
     assert.equal(c.receiver.miner.similarityThreshold, 0.5);
     assert.equal(c.receiver.miner.prefixDepth, 0);
     assert.equal(c.receiver.miner.maxTemplatesPerTenant, 10);

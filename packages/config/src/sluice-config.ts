@@ -58,6 +58,8 @@ export interface ReceiverLimitsConfig {
   readonly maxRequestBytes: number;
   /** `max_decompressed_bytes`: body after decompression (gzip-bomb guard). */
   readonly maxDecompressedBytes: number;
+  /** `max_inflight_bytes`: decompressed bodies awaiting their WAL fsync (bounds the append queue). */
+  readonly maxInflightBytes: number;
 }
 
 /** `receiver.miner`: template-miner parameters (reference surface §6). */

@@ -50,6 +50,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       limits: {
         maxRequestBytes: receiver.limits.max_request_bytes,
         maxDecompressedBytes: receiver.limits.max_decompressed_bytes,
+        maxInflightBytes: receiver.limits.max_inflight_bytes,
       },
       miner: {
         similarityThreshold: receiver.miner.similarity_threshold,

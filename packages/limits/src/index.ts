@@ -1,0 +1,46 @@
+/**
+ * @module @sluice/limits
+ * Query resource governance (RFC 0058, DESIGN §7): the process-wide shared memory pool and per-query
+ * reservations, the admission gate, pool sizing from the cgroup/meminfo limit, result byte budgets and the typed
+ * rejections. The only package that counts query bytes.
+ */
+export type { GrowOutcome, GrowRefused, MemoryRefusalKind } from './grow-outcome.js';
+export { classifyRefusal } from './grow-outcome.js';
+export type { QueryReservation } from './query-reservation.js';
+export type { MemoryPool, MemoryPoolOptions, PoolConsumer, SharedMemoryPoolHandle } from './memory-pool.js';
+export { createMemoryPool, attachMemoryPool, DEFAULT_QUERY_SLOTS } from './memory-pool.js';
+export type { CgroupLimit, MemoryReading, MemorySource, MemorySourcePaths } from './memory-source.js';
+export { createMemorySource, V1_UNLIMITED_THRESHOLD } from './memory-source.js';
+export type { DerivePoolSizeOptions, PoolRoles, PoolSizeError, PoolSizeSource, PoolSizing } from './derive-pool-size.js';
+export {
+  derivePoolSize,
+  shareToPpm,
+  MIN_POOL_BYTES,
+  FALLBACK_POOL_BYTES,
+  SHARED_PROCESS_SHARE,
+  QUERIER_ONLY_SHARE,
+  POOL_BYTES_KEY,
+  POOL_FRACTION_KEY,
+} from './derive-pool-size.js';
+export type {
+  AdmissionGate,
+  AdmissionGateOptions,
+  AdmitOutcome,
+  AdmitRejected,
+  AdmitRejectionKind,
+  GateTimers,
+  Permit,
+} from './admission-gate.js';
+export { createAdmissionGate } from './admission-gate.js';
+export type { BudgetOutcome, ResultBudget, ResultBudgetOptions } from './result-budget.js';
+export { createResultBudget } from './result-budget.js';
+export type { FileLimitCap, LimitError, LimitErrorKind } from './limit-errors.js';
+export {
+  LIMIT_ERROR_KINDS,
+  describeLimitError,
+  isRetryableLimitError,
+  limitErrorFromAdmission,
+  limitErrorFromBudget,
+  limitErrorFromRefusal,
+  limitErrorStatus,
+} from './limit-errors.js';

@@ -1,0 +1,247 @@
+/**
+ * @module memory-pool.test
+ * The shared pool and per-query reservations (RFC 0058 §3.1, §3.6; scenario RFC0058.2): refusal classification,
+ * reserve/shrink/release accounting, releaseAll idempotence, release of a dead worker's reservation from the main
+ * thread, top consumers, multi-GiB sizes, and a single-thread model property.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import fc from 'fast-check';
+import { attachMemoryPool, createMemoryPool } from './memory-pool.js';
+import type { MemoryPool } from './memory-pool.js';
+import { classifyRefusal } from './grow-outcome.js';
+import type { GrowOutcome } from './grow-outcome.js';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+function sumHeld(pool: MemoryPool): number {
+  return pool.consumers().reduce((s, c) => s + c.heldBytes, 0);
+}
+
+function refused(o: GrowOutcome): Extract<GrowOutcome, { status: 'refused' }> {
+  if (o.status !== 'refused') assert.fail('expected a refusal');
+  return o;
+}
+
+describe('refusal classification (RFC 0058 §3.6)', () => {
+  test('needed > pool is query_memory_limit, needed ≤ pool is query_memory_contended', () => {
+    assert.equal(classifyRefusal(101, 100), 'query_memory_limit');
+    assert.equal(classifyRefusal(100, 100), 'query_memory_contended');
+    assert.equal(classifyRefusal(1, 100), 'query_memory_contended');
+  });
+
+  test('RFC0058.2: B is contended while A holds its reservation; a lone over-pool request is a limit', () => {
+    const pool = createMemoryPool({ sizeBytes: 100 * MiB });
+    const a = pool.createQuery('A');
+    const b = pool.createQuery('B');
+    assert.equal(a.tryGrow(60 * MiB).status, 'ok');
+    // B alone fits (50 MiB ≤ 100 MiB) but not beside A: retry later, not "ask for less".
+    const rb = refused(b.tryGrow(50 * MiB));
+    assert.deepEqual(
+      { kind: rb.kind, needed: rb.needed, held: rb.held, requested: rb.requested, poolSize: rb.poolSize },
+      { kind: 'query_memory_contended', needed: 50 * MiB, held: 0, requested: 50 * MiB, poolSize: 100 * MiB },
+    );
+    assert.equal(b.lastRefusal, rb);
+    a.releaseAll();
+    // B run again after A finishes succeeds.
+    assert.equal(b.tryGrow(50 * MiB).status, 'ok');
+    b.releaseAll();
+    // A lone query whose first reservation exceeds the pool: 422.
+    const lone = pool.createQuery('lone');
+    assert.equal(refused(lone.tryGrow(100 * MiB + 1)).kind, 'query_memory_limit');
+    lone.releaseAll();
+    assert.equal(pool.reserved(), 0);
+  });
+
+  test('held plus requested over the pool is a limit even when the request alone would fit', () => {
+    const pool = createMemoryPool({ sizeBytes: 100 });
+    const q = pool.createQuery('q');
+    assert.equal(q.tryGrow(60).status, 'ok');
+    const r = refused(q.tryGrow(50));
+    assert.equal(r.kind, 'query_memory_limit');
+    assert.equal(r.needed, 110);
+    assert.equal(q.held, 60, 'a refusal reserves nothing');
+    assert.equal(pool.reserved(), 60);
+    // A later refusal overwrites the recorded one.
+    const other = pool.createQuery('other');
+    assert.equal(other.tryGrow(30).status, 'ok');
+    assert.equal(refused(q.tryGrow(20)).kind, 'query_memory_contended');
+    assert.equal(q.lastRefusal?.needed, 80);
+  });
+});
+
+describe('reservation accounting', () => {
+  test('RFC0058.2: a consumer dropped mid-query leaves neither the pool nor the per-query count stale', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const q = pool.createQuery('q');
+    assert.equal(q.tryGrow(300).status, 'ok');
+    assert.equal(q.tryGrow(200).status, 'ok');
+    q.shrink(200); // one operator unregistered while holding its bytes
+    assert.equal(q.held, 300);
+    assert.equal(pool.reserved(), 300);
+    assert.equal(sumHeld(pool), pool.reserved());
+    assert.equal(q.releaseAll(), 300);
+    assert.equal(q.held, 0);
+    assert.equal(pool.reserved(), 0);
+    assert.deepEqual(pool.consumers(), []);
+  });
+
+  test('releaseAll is idempotent and frees the slot exactly once', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000, maxQueries: 1 });
+    const q = pool.createQuery('q');
+    q.tryGrow(400);
+    assert.equal(q.releaseAll(), 400);
+    assert.equal(q.releaseAll(), 0);
+    assert.equal(q.released, true);
+    const next = pool.createQuery('next'); // the only slot is free again
+    next.tryGrow(100);
+    assert.equal(q.releaseAll(), 0, 'a stale reservation never touches the slot it used to own');
+    assert.equal(next.held, 100);
+    assert.equal(pool.reserved(), 100);
+  });
+
+  test('using a released reservation, shrinking more than held and bad byte counts are caller bugs', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const q = pool.createQuery('q');
+    q.tryGrow(10);
+    assert.throws(() => q.shrink(11), RangeError);
+    assert.throws(() => q.tryGrow(-1), RangeError);
+    assert.throws(() => q.tryGrow(1.5), RangeError);
+    assert.throws(() => q.tryGrow(Number.NaN), RangeError);
+    assert.equal(q.tryGrow(0).status, 'ok');
+    q.releaseAll();
+    assert.throws(() => q.tryGrow(1), /after its reservation was released/);
+    assert.throws(() => createMemoryPool({ sizeBytes: 0 }), RangeError);
+    assert.throws(() => createMemoryPool({ sizeBytes: 10, maxQueries: 0 }), RangeError);
+  });
+
+  test('a full slot table is reported, not silently shared', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000, maxQueries: 2 });
+    pool.createQuery('a');
+    pool.createQuery('b');
+    assert.throws(() => pool.createQuery('c'), /no free query slot \(2 slots\)/);
+  });
+
+  test('sizes of several GiB are exact (64-bit counters)', () => {
+    const pool = createMemoryPool({ sizeBytes: 6 * GiB });
+    const q = pool.createQuery('big');
+    assert.equal(q.tryGrow(5 * GiB).status, 'ok');
+    const r = refused(q.tryGrow(GiB + 1));
+    assert.equal(r.needed, 6 * GiB + 1);
+    assert.equal(r.kind, 'query_memory_limit');
+    assert.equal(q.tryGrow(GiB).status, 'ok');
+    assert.equal(pool.reserved(), 6 * GiB);
+    assert.equal(pool.available(), 0);
+    assert.equal(q.releaseAll(), 6 * GiB);
+  });
+
+  test('topConsumers(5) lists the five largest holders, largest first, with their peaks', () => {
+    const pool = createMemoryPool({ sizeBytes: 10_000 });
+    const sizes = [100, 700, 300, 900, 500, 200, 800];
+    const rs = sizes.map((s, i) => {
+      const r = pool.createQuery(`q${i}`);
+      r.tryGrow(s);
+      return r;
+    });
+    rs[1]?.shrink(600); // q1 peaked at 700, holds 100
+    const top = pool.topConsumers(5);
+    assert.deepEqual(
+      top.map((c) => [c.queryId, c.heldBytes]),
+      [['q3', 900], ['q6', 800], ['q4', 500], ['q2', 300], ['q5', 200]],
+    );
+    assert.equal(pool.consumers().find((c) => c.queryId === 'q1')?.peakBytes, 700);
+    assert.equal(top[0]?.threadId, 0);
+  });
+
+  test('a query id longer than the slot area is truncated at a character boundary and still releasable', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const id = `${'é'.repeat(60)}-tail`;
+    pool.createQuery(id).tryGrow(10);
+    const [c] = pool.consumers();
+    assert.ok(c && id.startsWith(c.queryId) && c.queryId.length === 48);
+    assert.equal(pool.releaseQuery(id), 10);
+    assert.equal(pool.reserved(), 0);
+  });
+});
+
+describe('shared across threads', () => {
+  test('a handle survives structured cloning and addresses the same counters', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const other = attachMemoryPool(structuredClone(pool.shared));
+    other.createQuery('via-clone').tryGrow(123);
+    assert.equal(pool.reserved(), 123);
+    assert.equal(pool.consumers()[0]?.queryId, 'via-clone');
+    assert.throws(() => attachMemoryPool({ kind: 'sluice.memory_pool', buffer: new SharedArrayBuffer(8) }), TypeError);
+  });
+
+  test('the main thread releases the reservation of a worker that died holding it', async () => {
+    const pool = createMemoryPool({ sizeBytes: 10 * MiB });
+    const survivor = pool.createQuery('survivor');
+    survivor.tryGrow(MiB);
+    const worker = new Worker(new URL('./testing/pool-hold-worker.js', import.meta.url), {
+      workerData: { pool: pool.shared, queryId: 'doomed', bytes: 3 * MiB },
+    });
+    const [report] = await Promise.all([
+      new Promise<{ threadId: number; status: string; held: number }>((resolve) => worker.once('message', resolve)),
+      new Promise<number>((resolve) => worker.once('exit', resolve)),
+    ]);
+    assert.equal(report.status, 'ok');
+    assert.equal(pool.reserved(), 4 * MiB, 'the dead worker still holds its bytes');
+    assert.deepEqual(pool.topConsumers(5).map((c) => [c.queryId, c.heldBytes, c.threadId]), [
+      ['doomed', 3 * MiB, report.threadId],
+      ['survivor', MiB, 0],
+    ]);
+    assert.equal(pool.releaseThread(report.threadId), 3 * MiB);
+    assert.equal(pool.releaseThread(report.threadId), 0, 'released once');
+    assert.equal(pool.reserved(), MiB);
+    assert.equal(survivor.held, MiB, 'other queries are untouched');
+    assert.equal(pool.releaseQuery('survivor'), MiB);
+    assert.equal(pool.reserved(), 0);
+  });
+});
+
+describe('single-thread model (fast-check)', () => {
+  type Op = { op: 'grow'; q: number; bytes: number } | { op: 'shrink'; q: number; part: number } | { op: 'release'; q: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ op: fc.constant('grow' as const), q: fc.nat(3), bytes: fc.nat(700) }),
+    fc.record({ op: fc.constant('shrink' as const), q: fc.nat(3), part: fc.double({ min: 0, max: 1, noNaN: true }) }),
+    fc.record({ op: fc.constant('release' as const), q: fc.nat(3) }),
+  );
+
+  test('a grow is refused exactly when the total would pass the size; total == sum of holds after every call', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.array(op, { maxLength: 200 }), (size, ops) => {
+        const pool = createMemoryPool({ sizeBytes: size, maxQueries: 4 });
+        const rs = [0, 1, 2, 3].map((q) => pool.createQuery(`q${q}`));
+        const model = [0, 0, 0, 0];
+        for (const o of ops) {
+          const held = model[o.q] ?? 0;
+          const total = model.reduce((s, h) => s + h, 0);
+          if (o.op === 'grow') {
+            const out = rs[o.q]?.tryGrow(o.bytes);
+            const fits = total + o.bytes <= size;
+            assert.equal(out?.status, fits ? 'ok' : 'refused');
+            if (out?.status === 'refused') assert.equal(out.kind, held + o.bytes > size ? 'query_memory_limit' : 'query_memory_contended');
+            if (fits) model[o.q] = held + o.bytes;
+          } else if (o.op === 'shrink') {
+            const bytes = Math.floor(held * o.part);
+            rs[o.q]?.shrink(bytes);
+            model[o.q] = held - bytes;
+          } else {
+            assert.equal(rs[o.q]?.releaseAll(), held);
+            rs[o.q] = pool.createQuery(`q${o.q}`);
+            model[o.q] = 0;
+          }
+          assert.equal(pool.reserved(), model.reduce((s, h) => s + h, 0));
+          assert.equal(sumHeld(pool), pool.reserved());
+          assert.ok(pool.reserved() <= size);
+        }
+        for (const r of rs) r.releaseAll();
+        assert.equal(pool.reserved(), 0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,225 @@
+/**
+ * @module memory-pool
+ * The process-wide greedy memory pool (RFC 0058 §3.1, DESIGN §3, §7). Its counters live in a
+ * `SharedArrayBuffer` (layout: `pool-layout.ts`), so `createMemoryPool` in the main thread and
+ * `attachMemoryPool(pool.shared)` in any worker address one pool. Invariants: the pool total equals the sum of
+ * the per-query held bytes whenever no call is in flight, and never exceeds the size at any instant.
+ */
+import { threadId } from 'node:worker_threads';
+import { SlotReservation } from './query-reservation.js';
+import type { QueryReservation } from './query-reservation.js';
+import {
+  H_MAGIC,
+  H_RESERVED,
+  H_SIZE,
+  H_SLOTS,
+  H_TICKET,
+  ID_BYTES,
+  OWNER_BUSY,
+  POOL_MAGIC,
+  S_HELD,
+  S_OWNER,
+  S_PEAK,
+  S_THREAD,
+  checkBytes,
+  poolBufferBytes,
+  readSlotId,
+  releaseSlot,
+  slotWord,
+  viewCells,
+  writeSlotId,
+} from './pool-layout.js';
+import type { PoolCells } from './pool-layout.js';
+
+/** Default number of query slots: comfortably above the default `max_concurrent_queries` (4). */
+export const DEFAULT_QUERY_SLOTS = 64;
+
+/** Options of {@link createMemoryPool}. */
+export interface MemoryPoolOptions {
+  /** Pool size in bytes (a positive safe integer), usually `derivePoolSize(...).sizeBytes`. */
+  readonly sizeBytes: number;
+  /** Query slots; at least `max_concurrent_queries` (each running query holds one). Default 64. */
+  readonly maxQueries?: number;
+}
+
+/**
+ * A structured-clone-able handle to a pool: post it to a worker (`workerData` or `postMessage`) and call
+ * {@link attachMemoryPool} there. The buffer is shared, not copied.
+ */
+export interface SharedMemoryPoolHandle {
+  readonly kind: 'sluice.memory_pool';
+  readonly buffer: SharedArrayBuffer;
+}
+
+/** One query's figures in the slot table, for the server log and for audits. */
+export interface PoolConsumer {
+  readonly queryId: string;
+  /** Bytes held now. */
+  readonly heldBytes: number;
+  /** The most this reservation has held. */
+  readonly peakBytes: number;
+  /** `worker_threads` id of the thread that created the reservation (0 = main thread). */
+  readonly threadId: number;
+}
+
+/** The shared pool. Every method is safe to call from any thread holding the pool. */
+export interface MemoryPool {
+  /** Pool size in bytes. */
+  readonly size: number;
+  /** Number of query slots. */
+  readonly maxQueries: number;
+  /** The handle to pass to workers. */
+  readonly shared: SharedMemoryPoolHandle;
+  /** Bytes reserved by all queries now. */
+  reserved(): number;
+  /** `size - reserved()`. */
+  available(): number;
+  /**
+   * Starts a query's accounting: claims a slot labelled `queryId`.
+   * @throws Error when every slot is taken (more running queries than `maxQueries`: a wiring bug, since the
+   * admission gate bounds concurrency).
+   */
+  createQuery(queryId: string): QueryReservation;
+  /** Every live reservation, in slot order. */
+  consumers(): PoolConsumer[];
+  /** The `n` largest holders, largest first (RFC 0058 §3.1: for the server log of a refusal, never the response). */
+  topConsumers(n: number): PoolConsumer[];
+  /**
+   * Releases every reservation labelled `queryId` (e.g. a query whose worker died or was abandoned).
+   * Precondition: the thread that created it no longer uses it. @returns the bytes released.
+   */
+  releaseQuery(queryId: string): number;
+  /**
+   * Releases every reservation created by thread `threadId` — call it from a worker's `exit` handler.
+   * @returns the bytes released.
+   */
+  releaseThread(threadId: number): number;
+}
+
+/**
+ * Creates a pool in this thread.
+ * @throws RangeError when `sizeBytes` is not a positive safe integer or `maxQueries` not a positive integer.
+ * @example
+ * const pool = createMemoryPool({ sizeBytes: 805_306_368 });
+ * new Worker(url, { workerData: { pool: pool.shared } });
+ */
+export function createMemoryPool(options: MemoryPoolOptions): MemoryPool {
+  const { sizeBytes, maxQueries = DEFAULT_QUERY_SLOTS } = options;
+  checkBytes(sizeBytes, 'sizeBytes');
+  if (sizeBytes === 0) throw new RangeError('sizeBytes must be positive');
+  if (!Number.isInteger(maxQueries) || maxQueries < 1 || maxQueries > 65536) {
+    throw new RangeError(`maxQueries must be an integer in [1, 65536], got ${String(maxQueries)}`);
+  }
+  const buffer = new SharedArrayBuffer(poolBufferBytes(maxQueries));
+  const header = new BigInt64Array(buffer, 0, 8);
+  Atomics.store(header, H_SIZE, BigInt(sizeBytes));
+  Atomics.store(header, H_SLOTS, BigInt(maxQueries));
+  Atomics.store(header, H_MAGIC, POOL_MAGIC);
+  return new SharedPool(viewCells(buffer));
+}
+
+/**
+ * Opens the pool behind `handle` (typically in a worker).
+ * @throws TypeError when `handle` is not a pool handle of this layout version.
+ */
+export function attachMemoryPool(handle: SharedMemoryPoolHandle): MemoryPool {
+  const buffer: unknown = (handle as { buffer?: unknown } | null)?.buffer;
+  if (handle?.kind !== 'sluice.memory_pool' || !(buffer instanceof SharedArrayBuffer) || buffer.byteLength < 64) {
+    throw new TypeError('not a Sluice memory pool handle');
+  }
+  const header = new BigInt64Array(buffer, 0, 8);
+  const slots = Number(Atomics.load(header, H_SLOTS));
+  if (Atomics.load(header, H_MAGIC) !== POOL_MAGIC || buffer.byteLength !== poolBufferBytes(slots)) {
+    throw new TypeError('memory pool handle has an unknown layout');
+  }
+  return new SharedPool(viewCells(buffer));
+}
+
+class SharedPool implements MemoryPool {
+  readonly size: number;
+  readonly maxQueries: number;
+  readonly shared: SharedMemoryPoolHandle;
+  #cells: PoolCells;
+
+  constructor(cells: PoolCells) {
+    this.#cells = cells;
+    this.size = Number(cells.size);
+    this.maxQueries = cells.slots;
+    this.shared = Object.freeze({ kind: 'sluice.memory_pool', buffer: cells.buffer });
+  }
+
+  reserved(): number {
+    return Number(Atomics.load(this.#cells.words, H_RESERVED));
+  }
+
+  available(): number {
+    return this.size - this.reserved();
+  }
+
+  createQuery(queryId: string): QueryReservation {
+    const cells = this.#cells;
+    const { words } = cells;
+    for (let slot = 0; slot < cells.slots; slot++) {
+      const owner = slotWord(slot, S_OWNER);
+      if (Atomics.load(words, owner) !== 0n) continue;
+      if (Atomics.compareExchange(words, owner, 0n, OWNER_BUSY) !== 0n) continue;
+      const ticket = Atomics.add(words, H_TICKET, 1n) + 1n;
+      Atomics.store(words, slotWord(slot, S_HELD), 0n);
+      Atomics.store(words, slotWord(slot, S_PEAK), 0n);
+      Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
+      writeSlotId(cells, slot, queryId);
+      Atomics.store(words, owner, ticket); // publishes the id and figures above
+      return new SlotReservation(cells, slot, ticket, queryId);
+    }
+    throw new Error(`memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`);
+  }
+
+  consumers(): PoolConsumer[] {
+    return this.#scan().map((s) => s.consumer);
+  }
+
+  topConsumers(n: number): PoolConsumer[] {
+    return this.consumers()
+      .sort((a, b) => b.heldBytes - a.heldBytes || a.queryId.localeCompare(b.queryId))
+      .slice(0, Math.max(0, Math.floor(n)));
+  }
+
+  releaseQuery(queryId: string): number {
+    return this.#releaseWhere((c) => c.queryId === queryId || (queryId.length > 0 && truncatedMatch(c.queryId, queryId)));
+  }
+
+  releaseThread(id: number): number {
+    return this.#releaseWhere((c) => c.threadId === id);
+  }
+
+  #releaseWhere(match: (c: PoolConsumer) => boolean): number {
+    let bytes = 0;
+    for (const { slot, ticket, consumer } of this.#scan()) {
+      if (match(consumer)) bytes += releaseSlot(this.#cells, slot, ticket) ?? 0;
+    }
+    return bytes;
+  }
+
+  #scan(): Array<{ slot: number; ticket: bigint; consumer: PoolConsumer }> {
+    const cells = this.#cells;
+    const { words } = cells;
+    const out: Array<{ slot: number; ticket: bigint; consumer: PoolConsumer }> = [];
+    for (let slot = 0; slot < cells.slots; slot++) {
+      const ticket = Atomics.load(words, slotWord(slot, S_OWNER));
+      if (ticket <= 0n) continue;
+      const queryId = readSlotId(cells, slot);
+      const heldBytes = Number(Atomics.load(words, slotWord(slot, S_HELD)));
+      const peakBytes = Number(Atomics.load(words, slotWord(slot, S_PEAK)));
+      const thread = Number(Atomics.load(words, slotWord(slot, S_THREAD)));
+      // Seqlock-style re-check: a slot released and reused while we read it is skipped, not misreported.
+      if (Atomics.load(words, slotWord(slot, S_OWNER)) !== ticket) continue;
+      out.push({ slot, ticket, consumer: { queryId, heldBytes, peakBytes, threadId: thread } });
+    }
+    return out;
+  }
+}
+
+/** A stored id is `queryId` truncated to the slot's id area. */
+function truncatedMatch(stored: string, queryId: string): boolean {
+  return new TextEncoder().encode(queryId).length > ID_BYTES && queryId.startsWith(stored) && stored.length > 0;
+}

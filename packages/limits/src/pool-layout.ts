@@ -1,0 +1,113 @@
+/**
+ * @module pool-layout
+ * The memory pool's `SharedArrayBuffer` layout. Every counter is a 64-bit word of one `BigInt64Array`, changed only
+ * with `Atomics`, so the main thread and every worker see one pool. Byte counts are exact integers up to 2^53 on
+ * the JavaScript side (`Number.isSafeInteger`) and 2^63 in the buffer, so pools of many GiB are exact.
+ *
+ * ```
+ * word 0  MAGIC      layout tag and version (checked by attach)
+ * word 1  SIZE       pool size in bytes (fixed at creation)
+ * word 2  RESERVED   bytes reserved by all queries together (CAS loop in tryGrow)
+ * word 3  SLOTS      number of query slots
+ * word 4  TICKET     last slot ticket handed out (Atomics.add; tickets are never reused)
+ * word 8 + i*8 …     slot i: OWNER, HELD, PEAK, THREAD, ID_LEN (3 words spare)
+ * after the words    slot i's query id, UTF-8, ID_BYTES bytes per slot
+ * ```
+ *
+ * A slot's OWNER is 0 when free, {@link OWNER_BUSY} while it is being claimed or released, and a positive ticket
+ * while a query holds it. The query id bytes are written before the ticket is published with `Atomics.store`, so
+ * a reader that sees the ticket sees the id.
+ */
+
+/** Layout tag: "SLUI" and layout version 1. */
+export const POOL_MAGIC = 0x534c5549_0001n;
+export const H_MAGIC = 0;
+export const H_SIZE = 1;
+export const H_RESERVED = 2;
+export const H_SLOTS = 3;
+export const H_TICKET = 4;
+export const HEADER_WORDS = 8;
+
+export const S_OWNER = 0;
+export const S_HELD = 1;
+export const S_PEAK = 2;
+export const S_THREAD = 3;
+export const S_ID_LEN = 4;
+export const SLOT_WORDS = 8;
+
+/** Marks a slot being claimed or released; readers skip it. */
+export const OWNER_BUSY = -1n;
+/** Bytes of query id kept per slot (longer ids are truncated at a character boundary). */
+export const ID_BYTES = 96;
+
+/** Typed views over one pool buffer. */
+export interface PoolCells {
+  readonly buffer: SharedArrayBuffer;
+  readonly words: BigInt64Array;
+  readonly ids: Uint8Array;
+  readonly slots: number;
+  readonly size: bigint;
+}
+
+/** Total bytes a pool with `slots` query slots needs. */
+export function poolBufferBytes(slots: number): number {
+  return (HEADER_WORDS + slots * SLOT_WORDS) * 8 + slots * ID_BYTES;
+}
+
+/** Views over `buffer`; the header must already be written. */
+export function viewCells(buffer: SharedArrayBuffer): PoolCells {
+  const header = new BigInt64Array(buffer, 0, HEADER_WORDS);
+  const slots = Number(Atomics.load(header, H_SLOTS));
+  const wordCount = HEADER_WORDS + slots * SLOT_WORDS;
+  const words = new BigInt64Array(buffer, 0, wordCount);
+  const ids = new Uint8Array(buffer, wordCount * 8, slots * ID_BYTES);
+  return { buffer, words, ids, slots, size: Atomics.load(words, H_SIZE) };
+}
+
+/** Index of word `field` of slot `slot`. */
+export function slotWord(slot: number, field: number): number {
+  return HEADER_WORDS + slot * SLOT_WORDS + field;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Writes `id` (truncated to {@link ID_BYTES} at a character boundary) into slot `slot`'s id area. */
+export function writeSlotId(cells: PoolCells, slot: number, id: string): void {
+  const scratch = new Uint8Array(ID_BYTES);
+  const { written } = encoder.encodeInto(id, scratch);
+  cells.ids.set(scratch.subarray(0, written), slot * ID_BYTES);
+  Atomics.store(cells.words, slotWord(slot, S_ID_LEN), BigInt(written));
+}
+
+/** Reads slot `slot`'s id (copied out of shared memory first: TextDecoder rejects shared views). */
+export function readSlotId(cells: PoolCells, slot: number): string {
+  const len = Number(Atomics.load(cells.words, slotWord(slot, S_ID_LEN)));
+  const start = slot * ID_BYTES;
+  return decoder.decode(cells.ids.slice(start, start + Math.min(Math.max(len, 0), ID_BYTES)));
+}
+
+/**
+ * Releases slot `slot` if it still carries `ticket`: whoever wins the OWNER compare-and-swap subtracts the held
+ * bytes from the pool total and frees the slot, so a release racing another release subtracts once.
+ * @returns the bytes released, or `null` when the slot no longer carried `ticket`.
+ */
+export function releaseSlot(cells: PoolCells, slot: number, ticket: bigint): number | null {
+  const { words } = cells;
+  if (Atomics.compareExchange(words, slotWord(slot, S_OWNER), ticket, OWNER_BUSY) !== ticket) return null;
+  // Held first, then the total: the pool total never reads below the sum of the slots.
+  const held = Atomics.exchange(words, slotWord(slot, S_HELD), 0n);
+  if (held !== 0n) Atomics.sub(words, H_RESERVED, held);
+  Atomics.store(words, slotWord(slot, S_PEAK), 0n);
+  Atomics.store(words, slotWord(slot, S_THREAD), 0n);
+  Atomics.store(words, slotWord(slot, S_ID_LEN), 0n);
+  Atomics.store(words, slotWord(slot, S_OWNER), 0n);
+  return Number(held);
+}
+
+/** Throws a RangeError unless `bytes` is a non-negative safe integer (a caller bug otherwise). */
+export function checkBytes(bytes: number, what: string): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) {
+    throw new RangeError(`${what} must be a non-negative safe integer number of bytes, got ${String(bytes)}`);
+  }
+}

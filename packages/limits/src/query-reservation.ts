@@ -1,0 +1,124 @@
+/**
+ * @module query-reservation
+ * One query's view of the shared pool (RFC 0058 §3.1's per-query wrapper): every grow and shrink goes to the
+ * pool total and to this query's slot in the same call, so a refusal can be classified from what the query held,
+ * and the main thread can see (and, after a worker's death, release) what each query holds.
+ */
+import { GROW_OK, refusal } from './grow-outcome.js';
+import type { GrowOutcome, GrowRefused } from './grow-outcome.js';
+import { H_RESERVED, S_HELD, S_OWNER, S_PEAK, checkBytes, releaseSlot, slotWord } from './pool-layout.js';
+import type { PoolCells } from './pool-layout.js';
+
+/**
+ * A query's reservation on the shared pool. Reserve before retain: call `tryGrow` before holding bytes, `shrink`
+ * when dropping them, `releaseAll` when the query ends (success, failure, cancellation). Used from one thread.
+ */
+export interface QueryReservation {
+  /** The query id given to `createQuery`. */
+  readonly queryId: string;
+  /** Bytes this query holds now (0 once released). */
+  readonly held: number;
+  /** The most recent refusal, overwritten by a later one (RFC 0058 §3.1); `undefined` if none. */
+  readonly lastRefusal: GrowRefused | undefined;
+  /** True after `releaseAll` (or after the main thread released this query's slot). */
+  readonly released: boolean;
+  /**
+   * Reserves `bytes` more if the pool has room; never waits. 0 bytes always succeeds.
+   * @throws RangeError when `bytes` is not a non-negative safe integer; Error when used after release.
+   */
+  tryGrow(bytes: number): GrowOutcome;
+  /**
+   * Gives back `bytes` of what this query holds.
+   * @throws RangeError when `bytes` is negative, not an integer, or more than `held`.
+   */
+  shrink(bytes: number): void;
+  /** Releases everything this query holds and frees its slot. Idempotent. @returns the bytes released. */
+  releaseAll(): number;
+}
+
+/** Implementation: owns slot `slot` while the slot carries `ticket`. */
+export class SlotReservation implements QueryReservation {
+  readonly queryId: string;
+  #cells: PoolCells;
+  #slot: number;
+  #ticket: bigint;
+  #released = false;
+  #lastRefusal: GrowRefused | undefined;
+
+  constructor(cells: PoolCells, slot: number, ticket: bigint, queryId: string) {
+    this.#cells = cells;
+    this.#slot = slot;
+    this.#ticket = ticket;
+    this.queryId = queryId;
+  }
+
+  get held(): number {
+    if (!this.#owned()) return 0;
+    return Number(Atomics.load(this.#cells.words, slotWord(this.#slot, S_HELD)));
+  }
+
+  get lastRefusal(): GrowRefused | undefined {
+    return this.#lastRefusal;
+  }
+
+  get released(): boolean {
+    return !this.#owned();
+  }
+
+  tryGrow(bytes: number): GrowOutcome {
+    checkBytes(bytes, 'tryGrow bytes');
+    this.#assertOwned('tryGrow');
+    if (bytes === 0) return GROW_OK;
+    const { words, size } = this.#cells;
+    const add = BigInt(bytes);
+    // Greedy pool: first come, first served, refused only on the process total (RFC 0058 §3.1).
+    for (;;) {
+      const current = Atomics.load(words, H_RESERVED);
+      const next = current + add;
+      if (next > size) {
+        const held = Number(Atomics.load(words, slotWord(this.#slot, S_HELD)));
+        const refused = refusal(held, bytes, Number(size));
+        this.#lastRefusal = refused;
+        return refused;
+      }
+      if (Atomics.compareExchange(words, H_RESERVED, current, next) === current) break;
+    }
+    // The total first, then the slot: the total never reads below the sum of the slots.
+    const held = Atomics.add(words, slotWord(this.#slot, S_HELD), add) + add;
+    const peakIndex = slotWord(this.#slot, S_PEAK);
+    for (let peak = Atomics.load(words, peakIndex); held > peak; ) {
+      const seen = Atomics.compareExchange(words, peakIndex, peak, held);
+      if (seen === peak) break;
+      peak = seen;
+    }
+    return GROW_OK;
+  }
+
+  shrink(bytes: number): void {
+    checkBytes(bytes, 'shrink bytes');
+    this.#assertOwned('shrink');
+    if (bytes === 0) return;
+    const { words } = this.#cells;
+    const heldIndex = slotWord(this.#slot, S_HELD);
+    const held = Atomics.load(words, heldIndex);
+    const sub = BigInt(bytes);
+    if (sub > held) throw new RangeError(`shrink of ${bytes} bytes exceeds the ${held} bytes query ${this.queryId} holds`);
+    // The slot first, then the total (same ordering rule as tryGrow).
+    Atomics.sub(words, heldIndex, sub);
+    Atomics.sub(words, H_RESERVED, sub);
+  }
+
+  releaseAll(): number {
+    if (this.#released) return 0;
+    this.#released = true;
+    return releaseSlot(this.#cells, this.#slot, this.#ticket) ?? 0;
+  }
+
+  #owned(): boolean {
+    return !this.#released && Atomics.load(this.#cells.words, slotWord(this.#slot, S_OWNER)) === this.#ticket;
+  }
+
+  #assertOwned(op: string): void {
+    if (!this.#owned()) throw new Error(`${op} on query ${this.queryId} after its reservation was released`);
+  }
+}

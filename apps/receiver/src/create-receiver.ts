@@ -6,14 +6,14 @@
  * fsync the WAL, then let the sink flush everything and checkpoint.
  */
 import type { AddressInfo } from 'node:net';
-import type { SluiceConfig } from '@sluice/config';
+import { splitHostPort, type SluiceConfig } from '@sluice/config';
 import { openWal, type Wal } from '@sluice/wal';
 import { createIngestService, type IngestObserver } from './ingest-service.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from './otlp-grpc-server.js';
 import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js';
-import type { Probes } from './probes.js';
+import type { Probes } from '@sluice/core';
 import { startSink, type Sink, type SinkObserver } from './sink.js';
-import type { StorageSettings } from './sink-protocol.js';
+import { storageSettingsFrom } from '@sluice/storage';
 
 /** What the receiver needs from its composition root. */
 export interface ReceiverDeps {
@@ -35,27 +35,11 @@ export interface Receiver {
   stop(): Promise<void>;
 }
 
-/** Splits `host:port`; `[::]:4317` style is accepted too. */
-export function splitHostPort(address: string): { host: string; port: number } {
-  const at = address.lastIndexOf(':');
-  const host = address.slice(0, at).replace(/^\[|\]$/g, '');
-  return { host, port: Number(address.slice(at + 1)) };
-}
-
-/** Plain-data storage settings from the config. */
-export function storageSettings(config: SluiceConfig): StorageSettings {
-  const storage = config.storage;
-  if (storage.backend === 'local') return { backend: 'local', root: storage.local.root };
-  return {
-    backend: 's3',
-    bucket: storage.s3.bucket ?? '',
-    endpoint: storage.s3.endpoint ?? null,
-    region: storage.s3.region,
-    prefix: storage.s3.prefix,
-    accessKeyId: storage.s3.accessKeyId ?? null,
-    secretAccessKey: storage.s3.secretAccessKey ?? null,
-    forcePathStyle: storage.s3.forcePathStyle,
-  };
+/** A validated `host:port` from the configuration (the schema already checked it). */
+function listenAddress(address: string): { host: string; port: number } {
+  const parsed = splitHostPort(address);
+  if (!parsed.ok) throw new Error(`invalid listen address ${address}: ${parsed.error}`);
+  return parsed.value;
 }
 
 /** Starts the receiver role. */
@@ -65,7 +49,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   const sink: Sink = startSink(
     {
       walDir: rc.walDir,
-      storage: storageSettings(config),
+      storage: storageSettingsFrom(config.storage),
       flushAgeSecs: rc.sink.flushAgeSecs,
       flushBytes: rc.sink.flushBytes,
       ceilingBytes: rc.sink.ceilingBytes,
@@ -103,8 +87,8 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     maxMessageBytes: rc.limits.maxDecompressedBytes,
     tenantHeader: config.tenancy.header,
   });
-  const httpAt = splitHostPort(rc.httpAddr);
-  const grpcAt = splitHostPort(rc.grpcAddr);
+  const httpAt = listenAddress(rc.httpAddr);
+  const grpcAt = listenAddress(rc.grpcAddr);
   const httpAddress = await http.listen(httpAt.host, httpAt.port);
   const grpcPort = await grpc.listen(grpcAt.host, grpcAt.port);
 

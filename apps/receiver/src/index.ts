@@ -3,13 +3,11 @@
  * The receiver role: OTLP/HTTP and OTLP/gRPC ingest, durable-before-ack WAL, and the sink worker that mines
  * templates and writes Parquet.
  */
-export { startReceiver, splitHostPort, storageSettings } from './create-receiver.js';
+export { startReceiver } from './create-receiver.js';
 export type { Receiver, ReceiverDeps } from './create-receiver.js';
 export type { IngestObserver } from './ingest-service.js';
 export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outcome.js';
 export type { SinkObserver } from './sink.js';
 export type { FromSinkWorker, FlushTrigger } from './sink-protocol.js';
-export type { Probes } from './probes.js';
 export { serveProbe } from './probes.js';
-export { createObjectStore } from './object-store-factory.js';
 export { encodeWalExport, decodeWalExport } from './wal-payload.js';

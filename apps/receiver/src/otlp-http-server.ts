@@ -11,7 +11,8 @@ import { readBody, type BodyLimits } from './body-reader.js';
 import { httpStatusFor } from './http-status.js';
 import type { IngestOutcome, OtlpEncoding } from './ingest-outcome.js';
 import type { IngestService } from './ingest-service.js';
-import { serveProbe, type Probes } from './probes.js';
+import type { Probes } from '@sluice/core';
+import { serveProbe } from './probes.js';
 
 /** Options for {@link createOtlpHttpServer}. */
 export interface OtlpHttpServerOptions {

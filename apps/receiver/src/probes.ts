@@ -4,14 +4,7 @@
  * deployment can be probed and scraped.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** What the probe endpoints report. */
-export interface Probes {
-  /** `null` when ready; otherwise why not (e.g. "WAL replay in progress"). */
-  notReadyReason(): string | null;
-  /** Prometheus exposition text; `null` when Prometheus is disabled. */
-  metricsText(): Promise<string | null>;
-}
+import type { Probes } from '@sluice/core';
 
 /** Serves a probe path if `req` is one; returns false when the path is not a probe. */
 export function serveProbe(req: IncomingMessage, res: ServerResponse, probes: Probes): boolean {

@@ -4,6 +4,7 @@
  * the queue between them, so nothing unbounded sits in a message port); the main thread only tells it how far
  * the WAL is durable.
  */
+import type { StorageSettings } from '@sluice/storage';
 import type { WalPosition } from '@sluice/wal';
 
 /** Flush triggers (values of `sluice.sink.flush.trigger`). */
@@ -20,20 +21,6 @@ export interface SinkWorkerData {
   /** The durable WAL position at startup: replay is finished when the worker has consumed it. */
   readonly replayTarget: WalPosition | null;
 }
-
-/** Object-store settings (a plain-data copy of the config section). */
-export type StorageSettings =
-  | { readonly backend: 'local'; readonly root: string }
-  | {
-      readonly backend: 's3';
-      readonly bucket: string;
-      readonly endpoint: string | null;
-      readonly region: string;
-      readonly prefix: string;
-      readonly accessKeyId: string | null;
-      readonly secretAccessKey: string | null;
-      readonly forcePathStyle: boolean;
-    };
 
 /** Main → worker. */
 export type ToSinkWorker =

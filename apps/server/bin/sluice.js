@@ -8,6 +8,7 @@ main(process.argv.slice(2)).then(
   },
   (error) => {
     process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    // A role may already hold listeners open; a failed start must not leave a half-started process behind.
+    process.exit(1);
   },
 );

@@ -37,7 +37,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     process.stderr.write(`sluice: invalid configuration\n${formatConfigIssues(loaded.error)}\n`);
     return 2;
   }
-  const server = await startServer(loaded.value);
+  const server = await startServer(loaded.value, version());
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -3,9 +3,15 @@
  * Turns receiver and sink events into self-metrics (names only from semconv) and log lines.
  */
 import type { Meter } from '@opentelemetry/api';
+import type { QueryObserver } from '@sluice/querier';
 import type { FromSinkWorker, IngestObserver, SinkObserver } from '@sluice/receiver';
 import {
   ATTR_ERROR_TYPE,
+  ATTR_SLUICE_QUERY_KIND,
+  ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
+  SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
+  SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
+  createQueryMetrics,
   ATTR_SLUICE_INGEST_PROTOCOL,
   ATTR_SLUICE_MINER_PARSE_FAILURE_REASON,
   ATTR_SLUICE_SINK_FLUSH_TRIGGER,
@@ -77,4 +83,36 @@ export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
       if (code !== 0) log.warn('sink worker exited', { code });
     },
   };
+}
+
+/** Query metrics: one `sluice.query.duration` point per query (rejections carry `error.type`), row groups by state. */
+export function createQueryObserver(meter: Meter): QueryObserver {
+  const m = createQueryMetrics(meter);
+  return {
+    finished(kind, seconds, errorKind, rowGroups) {
+      m.duration.record(seconds, errorKind === null ? { [ATTR_SLUICE_QUERY_KIND]: kind } : { [ATTR_SLUICE_QUERY_KIND]: kind, [ATTR_ERROR_TYPE]: errorKind });
+      if (rowGroups !== null) {
+        m.rowGroups.add(rowGroups.scanned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED });
+        m.rowGroups.add(rowGroups.pruned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED });
+      }
+    },
+  };
+}
+
+/**
+ * Samples the pool and the admission queue into their gauges every `intervalMs` and whenever `sample()` is called
+ * (the `/metrics` handler calls it, so a scrape always sees the current figures).
+ */
+export function samplePoolGauges(meter: Meter, read: () => { reserved: number; limit: number; queueDepth: number }, intervalMs = 1000): { sample(): void; stop(): void } {
+  const m = createQueryMetrics(meter);
+  const sample = (): void => {
+    const v = read();
+    m.poolReserved.record(v.reserved);
+    m.poolLimit.record(v.limit);
+    m.queueDepth.record(v.queueDepth);
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  timer.unref();
+  return { sample, stop: () => clearInterval(timer) };
 }

@@ -4,19 +4,22 @@
  * listeners open). Logs one startup line per role with its bound addresses, and stops in reverse order.
  */
 import type { SluiceConfig } from '@sluice/config';
-import { startReceiver, type Probes, type Receiver } from '@sluice/receiver';
+import type { Probes } from '@sluice/core';
+import { startQuerier, type Querier } from '@sluice/querier';
+import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
-import { createIngestObserver, createSinkObserver } from './observers.js';
+import { createIngestObserver, createQueryObserver, createSinkObserver, samplePoolGauges } from './observers.js';
 
 /** A running gateway. */
 export interface RunningServer {
   readonly log: Logger;
   readonly receiver: Receiver | null;
+  readonly querier: Querier | null;
   stop(): Promise<void>;
 }
 
 /** Starts every enabled role of `config`. */
-export async function startServer(config: SluiceConfig): Promise<RunningServer> {
+export async function startServer(config: SluiceConfig, version: string): Promise<RunningServer> {
   const log = createLogger('sluice');
   const telemetry = createTelemetry({
     serviceName: config.telemetry.serviceName,
@@ -24,12 +27,18 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     prometheus: config.telemetry.prometheus,
   });
   let receiver: Receiver | null = null;
+  // Assigned once the querier starts; read by the /metrics handler.
+  let gauges: { sample(): void; stop(): void } | null = null;
   const probes: Probes = {
     notReadyReason: () => {
       if (receiver !== null) return receiver.notReadyReason();
       return config.receiver.enabled ? 'receiver starting' : null;
     },
-    metricsText: async () => (config.telemetry.prometheus ? telemetry.metricsText() : null),
+    metricsText: async () => {
+      if (!config.telemetry.prometheus) return null;
+      gauges?.sample();
+      return telemetry.metricsText();
+    },
   };
 
   if (config.receiver.enabled) {
@@ -49,14 +58,24 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     const started = Date.now();
     void receiver.whenReplayed().then(() => log.info('WAL replay finished', { ms: Date.now() - started }));
   }
+  let querier: Querier | null = null;
   if (config.querier.enabled) {
-    log.warn('querier role is not available in this build yet; only the receiver runs', { http_addr: config.querier.httpAddr });
+    querier = await startQuerier(config, { probes, log, observer: createQueryObserver(telemetry.meter), version });
+    const q = querier;
+    gauges = samplePoolGauges(telemetry.meter, () => ({ reserved: q.pool.reserved(), limit: q.pool.size, queueDepth: q.queueDepth() }));
+    log.info('querier started', { http: `${q.address.address}:${q.address.port}`, mcp: config.querier.mcp.enabled, pool_bytes: q.pool.size });
   }
 
   return {
     log,
     receiver,
+    querier,
     async stop() {
+      gauges?.stop();
+      if (querier !== null) {
+        await querier.stop();
+        log.info('querier stopped');
+      }
       if (receiver !== null) {
         await receiver.stop();
         log.info('receiver stopped');

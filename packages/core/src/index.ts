@@ -13,3 +13,4 @@ export type { TenantError } from './tenant.js';
 export { parseTenant, describeTenantError, encodeTenantForKey, MAX_TENANT_BYTES } from './tenant.js';
 export type { Param, ParamTypeTag, MinedFields, TemplateAuditEvent, TemplateAuditEventType } from './mined.js';
 export { PARAM_TYPE, NO_TEMPLATE } from './mined.js';
+export type { Probes } from './probes.js';

@@ -3,7 +3,16 @@
  * Layer 2: object stores (local directory, S3), Hive partition keys, UUIDv7 file names, the data/audit Parquet
  * schemas, the writer and the row-group-at-a-time reader over byte ranges.
  */
-export type { ListEntry, ListOptions, ObjectHead, ObjectStore, PutOptions } from './object-store.js';
+export type {
+  ConditionalPutResult,
+  ListEntry,
+  ListOptions,
+  ObjectHead,
+  ObjectStore,
+  PutCondition,
+  PutOptions,
+  VersionedObject,
+} from './object-store.js';
 export { InvalidKeyError, ObjectNotFoundError, TMP_MARKER, assertValidKey, compareKeys } from './object-store.js';
 export type { LocalObjectStoreOptions } from './local-object-store.js';
 export { createLocalObjectStore } from './local-object-store.js';
@@ -20,6 +29,16 @@ export {
   tenantDataPrefix,
 } from './keys.js';
 export { UUIDV7_RE, uuidv7, uuidv7Timestamp } from './uuidv7.js';
+export type { PartitionManifest } from './partition-manifest.js';
+export {
+  MANIFEST_FILE_NAME,
+  MAX_MANIFEST_BYTES,
+  ManifestFormatError,
+  encodePartitionManifest,
+  isManifestFileName,
+  manifestKey,
+  parsePartitionManifest,
+} from './partition-manifest.js';
 export {
   CanonicalJsonError,
   anyValueFromJsonObject,
@@ -60,3 +79,5 @@ export type {
 export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
 export { ZSTD_LEVEL, ensureZstd } from './zstd.js';
+export type { StorageSection, StorageSettings } from './object-store-settings.js';
+export { createObjectStore, storageSettingsFrom } from './object-store-settings.js';

@@ -35,6 +35,11 @@ export interface LogsParquetOptions {
    * rows/s, `template_id` + `resource.service.name` ≈ 61k rows/s, plus `trace_id` + `span_id` ≈ 37k rows/s.
    */
   readonly bloomFilterColumns?: readonly LogColumnName[];
+  /**
+   * Extra footer key-value metadata (after `sluice.schema_version`), e.g. the compactor's provenance record.
+   * Readers see it in `ParquetFileHandle.metadata.key_value_metadata`.
+   */
+  readonly keyValueMetadata?: readonly { readonly key: string; readonly value: string }[];
 }
 
 /** Rows per row group (DESIGN §4). */
@@ -204,6 +209,7 @@ export class LogsParquetWriter {
   private constructor(
     readonly rowGroupRows: number,
     private readonly bloom: ReadonlySet<string>,
+    extraMetadata: readonly { readonly key: string; readonly value: string }[],
   ) {
     this.writer = new ParquetWriter({
       writer: this.bytes,
@@ -211,7 +217,7 @@ export class LogsParquetWriter {
       codec: 'ZSTD',
       compressors: { ZSTD: zstdCompress },
       statistics: true,
-      kvMetadata: [{ key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION }],
+      kvMetadata: [{ key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION }, ...extraMetadata.map((m) => ({ key: m.key, value: m.value }))],
       createdBy: 'sluice',
     });
   }
@@ -221,7 +227,7 @@ export class LogsParquetWriter {
     await ensureZstd();
     const rowGroupRows = options?.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
     if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1) throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
-    return new LogsParquetWriter(rowGroupRows, new Set(options?.bloomFilterColumns ?? []));
+    return new LogsParquetWriter(rowGroupRows, new Set(options?.bloomFilterColumns ?? []), options?.keyValueMetadata ?? []);
   }
 
   /** Appends one row group (1..rowGroupRows rows). */

@@ -12,6 +12,7 @@ import { createLocalObjectStore } from './local-object-store.js';
 import type { ListEntry, ObjectStore } from './object-store.js';
 import { createS3ObjectStore } from './s3-object-store.js';
 import type { S3ObjectStore } from './s3-object-store.js';
+import { createCasEnforcingStore } from './testing/cas-enforcing-store.js';
 import { runObjectStoreContract } from './testing/object-store-contract.js';
 import { startS3rver } from './testing/s3rver-harness.js';
 import type { S3rverHandle } from './testing/s3rver-harness.js';
@@ -62,8 +63,23 @@ runObjectStoreContract('S3 (s3rver)', async () => {
     store,
     listRequests: countLists(store),
     pageSize: 1000,
+    enforcesConditionalWrites: false,
     async cleanup() {
       store.close();
+      await s3.close();
+    },
+  };
+});
+
+runObjectStoreContract('S3 (s3rver) behind createCasEnforcingStore', async () => {
+  const s3 = await startS3rver();
+  const inner = s3Store(s3, 'cas');
+  return {
+    store: createCasEnforcingStore(inner),
+    listRequests: countLists(inner),
+    pageSize: 1000,
+    async cleanup() {
+      inner.close();
       await s3.close();
     },
   };
@@ -101,6 +117,34 @@ describe('local object store specifics', () => {
     assert.deepEqual(rolled, ['o/a.txt', '[o/a/]', 'o/a0', 'o/z', 'o/é']);
     const deep = (await collect(store, '', '/')).map((e) => (e.kind === 'object' ? e.key : `[${e.prefix}]`));
     assert.ok(deep.includes('[o/]'), 'a prefix with objects only in deeper directories is still rolled up');
+  });
+
+  test('ifMatch writers in separate store instances (as in separate processes) are serialised by the lock file', async () => {
+    const instances = Array.from({ length: 6 }, () => createLocalObjectStore({ root }));
+    await store.put('lock/m', new Uint8Array([0]));
+    const base = await store.getVersioned('lock/m');
+    const results = await Promise.all(
+      instances.map((s, i) => s.putConditional('lock/m', new Uint8Array([i + 1]), { ifMatch: base?.etag ?? '' })),
+    );
+    const winners = results.flatMap((r, i) => (r.status === 'ok' ? [i] : []));
+    assert.equal(winners.length, 1);
+    assert.deepEqual(await store.get('lock/m'), new Uint8Array([winners[0]! + 1]));
+    assert.deepEqual(await readdir(join(root, 'lock')), ['m'], 'no lock or tmp file is left behind');
+  });
+
+  test('a held ifMatch lock makes the writer wait; an abandoned (stale) lock is broken', async () => {
+    const short = createLocalObjectStore({ root, casLockStaleMs: 60_000, casLockTimeoutMs: 50 });
+    await store.put('lock/held', new Uint8Array([1]));
+    const v = await store.getVersioned('lock/held');
+    const lockPath = join(root, 'lock', 'held.tmp-cas-lock');
+    await writeFile(lockPath, '');
+    await assert.rejects(short.putConditional('lock/held', new Uint8Array([2]), { ifMatch: v?.etag ?? '' }), /timed out/);
+    assert.deepEqual(await store.get('lock/held'), new Uint8Array([1]), 'nothing published while the lock is held');
+    const breaker = createLocalObjectStore({ root, casLockStaleMs: 0, casLockTimeoutMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await breaker.putConditional('lock/held', new Uint8Array([3]), { ifMatch: v?.etag ?? '' });
+    assert.equal(r.status, 'ok');
+    assert.deepEqual(await store.get('lock/held'), new Uint8Array([3]));
   });
 
   test('an empty directory (e.g. left by a crash) is not listed as a common prefix', async () => {

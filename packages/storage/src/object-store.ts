@@ -29,8 +29,24 @@ export interface PutOptions {
 /** Result of {@link ObjectStore.head}. */
 export interface ObjectHead {
   readonly size: number;
+  /** Opaque version tag (S3 ETag; local: inode, mtime and size). Both built-in stores always set it. */
   readonly etag?: string;
 }
+
+/** An object's bytes together with the ETag of exactly those bytes (result of {@link ObjectStore.getVersioned}). */
+export interface VersionedObject {
+  readonly bytes: Uint8Array;
+  readonly etag: string;
+}
+
+/**
+ * Precondition of {@link ObjectStore.putConditional}: `{ ifNoneMatch: '*' }` publishes only if the key does not
+ * exist; `{ ifMatch: etag }` only if the key exists and its current ETag equals `etag`.
+ */
+export type PutCondition = { readonly ifNoneMatch: '*' } | { readonly ifMatch: string };
+
+/** Outcome of {@link ObjectStore.putConditional}: published (with the new ETag), or the precondition failed. */
+export type ConditionalPutResult = { readonly status: 'ok'; readonly etag: string } | { readonly status: 'conflict' };
 
 /**
  * A flat key → bytes store. Keys use `/` as separator, never start with `/` and contain no `.`/`..` segments.
@@ -44,8 +60,19 @@ export interface ObjectHead {
 export interface ObjectStore {
   /** Atomically publishes `bytes` under `key` (overwriting). */
   put(key: string, bytes: Uint8Array, opts?: PutOptions): Promise<void>;
+  /**
+   * Compare-and-swap publish: like {@link ObjectStore.put}, but only when `condition` holds at the instant of
+   * publishing; otherwise nothing changes and the result is `{status:'conflict'}` (a lost race is a value, not an
+   * error). Of several concurrent conditional writers holding the same precondition, at most one gets `ok`.
+   * Guarantees hold between conditional writers; a plain `put`/`delete` racing a conditional write of the same
+   * key is not ordered by the local store (see its module doc). s3rver ignores the conditions entirely: tests
+   * wrap it in `createCasEnforcingStore` (`@sluice/storage/testing`).
+   */
+  putConditional(key: string, bytes: Uint8Array, condition: PutCondition, opts?: PutOptions): Promise<ConditionalPutResult>;
   /** The whole object, or `null` when it does not exist. */
   get(key: string): Promise<Uint8Array | null>;
+  /** The whole object and the ETag of exactly those bytes (read in one request / from one open file), or `null`. */
+  getVersioned(key: string): Promise<VersionedObject | null>;
   /**
    * Bytes `[start, endExclusive)` of an existing object. Throws {@link ObjectNotFoundError} if the key does not
    * exist and `RangeError` if the range is not within the object.

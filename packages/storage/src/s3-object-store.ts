@@ -2,6 +2,9 @@
  * @module s3-object-store
  * {@link ObjectStore} over an S3 bucket (AWS or an S3-protocol server such as s3rver). Every key is stored under
  * the configured prefix, which listings strip again. A put is one PutObject (S3 publishes whole objects only).
+ * Conditional puts send `If-None-Match: *` / `If-Match: <etag>`; 412 PreconditionFailed, 409
+ * ConditionalRequestConflict (a concurrent conditional write won) and, for `If-Match`, 404 (no such key) map to
+ * `{status:'conflict'}`. s3rver ignores both headers (tests wrap it in `createCasEnforcingStore`).
  */
 import {
   DeleteObjectCommand,
@@ -11,7 +14,16 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import type { ListEntry, ListOptions, ObjectHead, ObjectStore, PutOptions } from './object-store.js';
+import type {
+  ConditionalPutResult,
+  ListEntry,
+  ListOptions,
+  ObjectHead,
+  ObjectStore,
+  PutCondition,
+  PutOptions,
+  VersionedObject,
+} from './object-store.js';
 import { ObjectNotFoundError, assertRange, assertValidKey, compareKeys } from './object-store.js';
 
 /** Options for {@link createS3ObjectStore} (mirrors the `storage.s3` config block). */
@@ -47,6 +59,13 @@ function httpStatus(e: unknown): number | undefined {
 function isNotFound(e: unknown): boolean {
   const name = e instanceof Error ? e.name : '';
   return name === 'NoSuchKey' || name === 'NotFound' || httpStatus(e) === 404;
+}
+
+/** The server refused a conditional write: the precondition failed or a concurrent conditional write won. */
+function isConditionConflict(e: unknown): boolean {
+  const name = e instanceof Error ? e.name : '';
+  const status = httpStatus(e);
+  return name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412 || status === 409;
 }
 
 function normalizePrefix(prefix: string): string {
@@ -93,6 +112,42 @@ class S3Store implements S3ObjectStore {
       new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentLength: bytes.byteLength }),
       opts?.signal !== undefined ? { abortSignal: opts.signal } : {},
     );
+  }
+
+  async putConditional(key: string, bytes: Uint8Array, condition: PutCondition, opts?: PutOptions): Promise<ConditionalPutResult> {
+    const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
+    const ifMatch = 'ifMatch' in condition;
+    try {
+      const res = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key,
+          Body: bytes,
+          ContentLength: bytes.byteLength,
+          ...(ifMatch ? { IfMatch: condition.ifMatch } : { IfNoneMatch: '*' }),
+        }),
+        opts?.signal !== undefined ? { abortSignal: opts.signal } : {},
+      );
+      if (res.ETag === undefined) throw new Error(`conditional PUT of ${key} returned no ETag`);
+      return { status: 'ok', etag: res.ETag };
+    } catch (e) {
+      if (isConditionConflict(e) || (ifMatch && isNotFound(e))) return { status: 'conflict' };
+      throw e;
+    }
+  }
+
+  async getVersioned(key: string): Promise<VersionedObject | null> {
+    const Key = this.full(key);
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
+      if (res.ETag === undefined) throw new Error(`GET of ${key} returned no ETag`);
+      const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      return { bytes, etag: res.ETag };
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw e;
+    }
   }
 
   async get(key: string): Promise<Uint8Array | null> {

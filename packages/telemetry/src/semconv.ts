@@ -88,6 +88,19 @@ export const SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED = 'pruned';
 /** Values {@link ATTR_SLUICE_QUERY_ROW_GROUP_STATE} may take. */
 export type SluiceQueryRowGroupStateValue = 'scanned' | 'pruned';
 
+/** `sluice.compaction.result` (enum): What one compaction of a sealed partition ended with. */
+export const ATTR_SLUICE_COMPACTION_RESULT = 'sluice.compaction.result';
+/** Value `committed` of {@link ATTR_SLUICE_COMPACTION_RESULT}: A merged file was written and its manifest generation committed. */
+export const SLUICE_COMPACTION_RESULT_VALUE_COMMITTED = 'committed';
+/** Value `noop` of {@link ATTR_SLUICE_COMPACTION_RESULT}: Nothing to do (the partition already has at most one live file). */
+export const SLUICE_COMPACTION_RESULT_VALUE_NOOP = 'noop';
+/** Value `lost_race` of {@link ATTR_SLUICE_COMPACTION_RESULT}: Another compactor committed the partition first; this output is left as an orphan. */
+export const SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE = 'lost_race';
+/** Value `error` of {@link ATTR_SLUICE_COMPACTION_RESULT}: The compaction failed; the partition is unchanged and is retried next sweep. */
+export const SLUICE_COMPACTION_RESULT_VALUE_ERROR = 'error';
+/** Values {@link ATTR_SLUICE_COMPACTION_RESULT} may take. */
+export type SluiceCompactionResultValue = 'committed' | 'noop' | 'lost_race' | 'error';
+
 // ---- Metrics ----
 
 /** `sluice.ingest.records` (counter, `{record}`): Log records received in OTLP exports, accepted or refused (refused ones carry error.type). */
@@ -223,6 +236,32 @@ export type SluiceQueryPoolLimitAttributes = Readonly<Record<string, never>>;
 export const METRIC_SLUICE_QUERY_QUEUE_DEPTH = 'sluice.query.queue.depth';
 /** Attributes a {@link METRIC_SLUICE_QUERY_QUEUE_DEPTH} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryQueueDepthAttributes = Readonly<Record<string, never>>;
+
+/** `sluice.compaction.partitions` (counter, `{partition}`): Sealed data partitions a compaction sweep examined, by what happened to each. */
+export const METRIC_SLUICE_COMPACTION_PARTITIONS = 'sluice.compaction.partitions';
+/** Attributes a {@link METRIC_SLUICE_COMPACTION_PARTITIONS} data point may carry; only `required` ones are mandatory. */
+export type SluiceCompactionPartitionsAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_COMPACTION_RESULT]: SluiceCompactionResultValue;
+};
+
+/** `sluice.compaction.rows` (counter, `{record}`): Log records written into compacted files by committed compactions. */
+export const METRIC_SLUICE_COMPACTION_ROWS = 'sluice.compaction.rows';
+/** Attributes a {@link METRIC_SLUICE_COMPACTION_ROWS} data point may carry; only `required` ones are mandatory. */
+export type SluiceCompactionRowsAttributes = Readonly<Record<string, never>>;
+
+/** `sluice.compaction.duration` (histogram, `s`): Time one partition's compaction took, from listing to manifest commit (or the outcome). */
+export const METRIC_SLUICE_COMPACTION_DURATION = 'sluice.compaction.duration';
+/** Attributes a {@link METRIC_SLUICE_COMPACTION_DURATION} data point may carry; only `required` ones are mandatory. */
+export type SluiceCompactionDurationAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_COMPACTION_RESULT]: SluiceCompactionResultValue;
+};
+
+/** `sluice.compaction.files.deleted` (counter, `{file}`): Unreferenced data files (compacted inputs, lost-race outputs) deleted after the grace period. */
+export const METRIC_SLUICE_COMPACTION_FILES_DELETED = 'sluice.compaction.files.deleted';
+/** Attributes a {@link METRIC_SLUICE_COMPACTION_FILES_DELETED} data point may carry; only `required` ones are mandatory. */
+export type SluiceCompactionFilesDeletedAttributes = Readonly<Record<string, never>>;
 
 // ---- Tables ----
 
@@ -405,6 +444,39 @@ export const METRICS = {
     description: 'Queries waiting in the admission queue for a permit.',
     attributes: [],
   },
+  [METRIC_SLUICE_COMPACTION_PARTITIONS]: {
+    name: METRIC_SLUICE_COMPACTION_PARTITIONS,
+    instrument: 'counter',
+    unit: '{partition}',
+    description: 'Sealed data partitions a compaction sweep examined, by what happened to each.',
+    attributes: [
+      { name: ATTR_SLUICE_COMPACTION_RESULT, requirement: 'required' },
+    ],
+  },
+  [METRIC_SLUICE_COMPACTION_ROWS]: {
+    name: METRIC_SLUICE_COMPACTION_ROWS,
+    instrument: 'counter',
+    unit: '{record}',
+    description: 'Log records written into compacted files by committed compactions.',
+    attributes: [],
+  },
+  [METRIC_SLUICE_COMPACTION_DURATION]: {
+    name: METRIC_SLUICE_COMPACTION_DURATION,
+    instrument: 'histogram',
+    unit: 's',
+    description: 'Time one partition\'s compaction took, from listing to manifest commit (or the outcome).',
+    attributes: [
+      { name: ATTR_SLUICE_COMPACTION_RESULT, requirement: 'required' },
+    ],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  },
+  [METRIC_SLUICE_COMPACTION_FILES_DELETED]: {
+    name: METRIC_SLUICE_COMPACTION_FILES_DELETED,
+    instrument: 'counter',
+    unit: '{file}',
+    description: 'Unreferenced data files (compacted inputs, lost-race outputs) deleted after the grace period.',
+    attributes: [],
+  },
 } as const satisfies Readonly<Record<string, MetricDefinition>>;
 
 /** Name of any registry metric. */
@@ -430,6 +502,10 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
+  readonly [METRIC_SLUICE_COMPACTION_PARTITIONS]: SluiceCompactionPartitionsAttributes;
+  readonly [METRIC_SLUICE_COMPACTION_ROWS]: SluiceCompactionRowsAttributes;
+  readonly [METRIC_SLUICE_COMPACTION_DURATION]: SluiceCompactionDurationAttributes;
+  readonly [METRIC_SLUICE_COMPACTION_FILES_DELETED]: SluiceCompactionFilesDeletedAttributes;
 }
 
 /** One registry attribute. */
@@ -492,6 +568,13 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'Whether a Parquet row group was read or skipped by statistics pruning.',
     values: [SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED, SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED],
+    open: false,
+  },
+  [ATTR_SLUICE_COMPACTION_RESULT]: {
+    name: ATTR_SLUICE_COMPACTION_RESULT,
+    type: 'enum',
+    description: 'What one compaction of a sealed partition ended with.',
+    values: [SLUICE_COMPACTION_RESULT_VALUE_COMMITTED, SLUICE_COMPACTION_RESULT_VALUE_NOOP, SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, SLUICE_COMPACTION_RESULT_VALUE_ERROR],
     open: false,
   },
 } as const satisfies Readonly<Record<string, AttributeDefinition>>;

@@ -21,6 +21,8 @@ export interface SluiceProcess {
   readonly otlpHttpUrl: string;
   /** e.g. `127.0.0.1:40124` */
   readonly otlpGrpcAddress: string;
+  /** e.g. `http://127.0.0.1:40125`, when the querier role runs. */
+  readonly queryUrl: string | null;
   /** Every stderr line so far. */
   readonly logs: string[];
   /** Resolves when the process has exited, with its exit code and signal. */
@@ -52,7 +54,14 @@ export async function spawnSluice(yaml: string, options: { dir?: string; env?: N
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
     child.once('exit', (code, signal) => resolveExit({ code, signal })),
   );
+  let queryUrl: string | null = null;
+  const wantQuerier = /querier:\s*\n\s*enabled:\s*true/.test(yaml);
+  const wantReceiver = !/receiver:\s*\n\s*enabled:\s*false/.test(yaml);
+  let receiverAt: { http: string; grpc: string } | null = wantReceiver ? null : { http: '', grpc: '' };
   const started = new Promise<{ http: string; grpc: string }>((resolveStart, reject) => {
+    const check = (): void => {
+      if (receiverAt !== null && (!wantQuerier || queryUrl !== null)) resolveStart(receiverAt);
+    };
     let pending = '';
     const onData = (chunk: Buffer): void => {
       pending += chunk.toString('utf8');
@@ -64,7 +73,9 @@ export async function spawnSluice(yaml: string, options: { dir?: string; env?: N
         try {
           const entry = JSON.parse(line) as { msg?: string; fields?: { http?: string; grpc?: string } };
           const f = entry.fields;
-          if (entry.msg === 'receiver started' && f?.http && f.grpc) resolveStart({ http: f.http, grpc: f.grpc });
+          if (entry.msg === 'receiver started' && f?.http && f.grpc) receiverAt = { http: f.http, grpc: f.grpc };
+          if (entry.msg === 'querier started' && f?.http) queryUrl = `http://${f.http}`;
+          check();
         } catch {
           // not a JSON log line
         }
@@ -76,18 +87,20 @@ export async function spawnSluice(yaml: string, options: { dir?: string; env?: N
     setTimeout(() => reject(new Error(`sluice did not start in time:\n${logs.join('\n')}`)), options.startTimeoutMs ?? 30_000).unref();
   });
   const addresses = await started;
-  const otlpHttpUrl = `http://${addresses.http}`;
+  const otlpHttpUrl = addresses.http === '' ? '' : `http://${addresses.http}`;
+  const probeUrl = otlpHttpUrl !== '' ? otlpHttpUrl : (queryUrl ?? '');
   return {
     child,
     otlpHttpUrl,
     otlpGrpcAddress: addresses.grpc,
+    queryUrl,
     logs,
     exited,
     async waitReady(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         try {
-          const res = await fetch(`${otlpHttpUrl}/readyz`);
+          const res = await fetch(`${probeUrl}/readyz`);
           if (res.status === 200) return;
         } catch {
           // not listening yet

@@ -17,6 +17,17 @@ export interface TestConfigOptions {
   readonly maxRequestBytes?: number;
   readonly maxDecompressedBytes?: number;
   readonly querier?: boolean;
+  /** `querier.limits.*` keys (snake_case) to set. */
+  readonly querierLimits?: Readonly<Record<string, number>>;
+  readonly defaultWindowSecs?: number;
+  /** Run the receiver role (default true). */
+  readonly receiver?: boolean;
+}
+
+function limitsYaml(limits: Readonly<Record<string, number>> | undefined): string {
+  const entries = Object.entries(limits ?? {});
+  if (entries.length === 0) return '';
+  return `  limits:\n${entries.map(([k, v]) => `    ${k}: ${v}`).join('\n')}\n`;
 }
 
 /** Renders the YAML configuration. */
@@ -40,7 +51,7 @@ export function testConfigYaml(options: TestConfigOptions): string {
 `;
   const tenant = options.defaultTenant === undefined ? 'default' : options.defaultTenant;
   return `${storage}receiver:
-  enabled: true
+  enabled: ${options.receiver ?? true}
   grpc_addr: 127.0.0.1:0
   http_addr: 127.0.0.1:0
   wal_dir: ${JSON.stringify(options.walDir)}
@@ -54,7 +65,10 @@ export function testConfigYaml(options: TestConfigOptions): string {
 querier:
   enabled: ${options.querier ?? false}
   http_addr: 127.0.0.1:0
-tenancy:
+  default_window_secs: ${options.defaultWindowSecs ?? 3600}
+  mcp:
+    enabled: true
+${limitsYaml(options.querierLimits)}tenancy:
   header: X-Sluice-Tenant
   default_tenant: ${tenant === null ? 'null' : JSON.stringify(tenant)}
 telemetry:

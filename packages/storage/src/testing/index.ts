@@ -8,3 +8,4 @@ export { MANY_KEYS, runObjectStoreContract } from './object-store-contract.js';
 export type { S3rverHandle } from './s3rver-harness.js';
 export { startS3rver } from './s3rver-harness.js';
 export { prng, sampleRows } from './sample-rows.js';
+export { createCasEnforcingStore } from './cas-enforcing-store.js';

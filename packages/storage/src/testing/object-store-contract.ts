@@ -15,6 +15,11 @@ export interface ContractSubject {
   readonly listRequests?: () => number;
   /** Keys per listing page, when the backend pages. */
   readonly pageSize?: number;
+  /**
+   * Whether the backend enforces `putConditional` preconditions (default true). s3rver does not: its raw subject
+   * sets `false`, which skips the compare-and-swap tests (its `createCasEnforcingStore` wrapper runs them).
+   */
+  readonly enforcesConditionalWrites?: boolean;
   /** Releases everything the subject holds. */
   cleanup(): Promise<void>;
 }
@@ -156,6 +161,68 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
       assert.ok(got !== null && got.length === 200_000);
       assert.ok(got !== null && got.every((b) => b === got[0]), 'the object is one writer’s bytes, not a mix');
       assert.deepEqual(names(await collect(store, { prefix: '' })).filter((k) => k.includes('.tmp-')), []);
+    });
+
+    test('getVersioned returns the bytes with the ETag head reports, and the ETag changes when the object is replaced', async () => {
+      assert.equal(await store.getVersioned('ver/missing'), null);
+      await store.put('ver/obj', enc.encode('v1'));
+      const v1 = await store.getVersioned('ver/obj');
+      assert.ok(v1 !== null);
+      assert.equal(dec.decode(v1.bytes), 'v1');
+      assert.ok(v1.etag.length > 0);
+      assert.equal((await store.head('ver/obj'))?.etag, v1.etag);
+      await store.put('ver/obj', enc.encode('v2, longer'));
+      const v2 = await store.getVersioned('ver/obj');
+      assert.equal(dec.decode(v2?.bytes ?? new Uint8Array()), 'v2, longer');
+      assert.notEqual(v2?.etag, v1.etag);
+    });
+
+    describe('conditional writes (compare-and-swap)', () => {
+      test('ifNoneMatch creates an absent key once; a second attempt conflicts and changes nothing', async (t) => {
+        if (subject.enforcesConditionalWrites === false) return t.skip('the backend ignores conditional writes');
+        const first = await store.putConditional('cas/new', enc.encode('first'), { ifNoneMatch: '*' });
+        assert.equal(first.status, 'ok');
+        assert.equal(first.status === 'ok' ? first.etag : '', (await store.head('cas/new'))?.etag, 'the returned ETag is the stored one');
+        const second = await store.putConditional('cas/new', enc.encode('second'), { ifNoneMatch: '*' });
+        assert.deepEqual(second, { status: 'conflict' });
+        assert.equal(dec.decode((await store.get('cas/new')) ?? new Uint8Array()), 'first');
+        assert.deepEqual(names(await collect(store, { prefix: 'cas/' })), ['cas/new'], 'a conflict leaves no temporary object');
+      });
+
+      test('ifMatch replaces only the version it names; a stale ETag or a missing key conflicts', async (t) => {
+        if (subject.enforcesConditionalWrites === false) return t.skip('the backend ignores conditional writes');
+        await store.put('cas/m', enc.encode('g1'));
+        const g1 = await store.getVersioned('cas/m');
+        assert.ok(g1 !== null);
+        const ok2 = await store.putConditional('cas/m', enc.encode('g2'), { ifMatch: g1.etag });
+        assert.equal(ok2.status, 'ok');
+        assert.notEqual(ok2.status === 'ok' ? ok2.etag : g1.etag, g1.etag);
+        assert.deepEqual(await store.putConditional('cas/m', enc.encode('stale'), { ifMatch: g1.etag }), { status: 'conflict' });
+        assert.equal(dec.decode((await store.get('cas/m')) ?? new Uint8Array()), 'g2');
+        const ok3 = await store.putConditional('cas/m', enc.encode('g3'), { ifMatch: ok2.status === 'ok' ? ok2.etag : '' });
+        assert.equal(ok3.status, 'ok');
+        assert.equal((await store.getVersioned('cas/m'))?.etag, ok3.status === 'ok' ? ok3.etag : undefined);
+        assert.deepEqual(await store.putConditional('cas/absent', enc.encode('x'), { ifMatch: g1.etag }), { status: 'conflict' });
+        assert.equal(await store.get('cas/absent'), null);
+      });
+
+      test('concurrent writers holding the same precondition: exactly one wins, and its bytes are stored', async (t) => {
+        if (subject.enforcesConditionalWrites === false) return t.skip('the backend ignores conditional writes');
+        const n = 8;
+        const creates = await Promise.all(
+          Array.from({ length: n }, (_, i) => store.putConditional('cas/race', enc.encode(`create-${i}`), { ifNoneMatch: '*' })),
+        );
+        const created = creates.flatMap((r, i) => (r.status === 'ok' ? [i] : []));
+        assert.equal(created.length, 1, 'exactly one ifNoneMatch writer wins');
+        const base = await store.getVersioned('cas/race');
+        assert.equal(dec.decode(base?.bytes ?? new Uint8Array()), `create-${created[0]}`);
+        const swaps = await Promise.all(
+          Array.from({ length: n }, (_, i) => store.putConditional('cas/race', enc.encode(`swap-${i}`), { ifMatch: base?.etag ?? '' })),
+        );
+        const swapped = swaps.flatMap((r, i) => (r.status === 'ok' ? [i] : []));
+        assert.equal(swapped.length, 1, 'exactly one ifMatch writer wins');
+        assert.equal(dec.decode((await store.get('cas/race')) ?? new Uint8Array()), `swap-${swapped[0]}`);
+      });
     });
 
     describe(`pagination over ${MANY_KEYS} keys`, () => {

@@ -1,0 +1,78 @@
+/**
+ * @module query-error
+ * Every way a query request can fail, and its mapping on each surface: one exhaustive switch for HTTP status
+ * and one for the MCP JSON-RPC error code, so a new kind fails compilation until both surfaces map it.
+ */
+import { assertNever } from '@sluice/core';
+import type { LimitErrorKind } from '@sluice/limits';
+
+/** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
+export type QueryErrorKind =
+  | 'missing_tenant'
+  | 'invalid_tenant'
+  | 'invalid_query'
+  | 'request_too_large'
+  | LimitErrorKind
+  | 'internal';
+
+/** A failed query as a value. `message` is user-safe: it names the limit or the rule, never library text. */
+export interface QueryError {
+  readonly kind: QueryErrorKind;
+  readonly message: string;
+}
+
+/** HTTP status per kind: 400 bad request, 413 body over the cap, 422 "ask for less", 503 "busy, retry", 500. */
+export function httpStatusFor(kind: QueryErrorKind): 400 | 413 | 422 | 500 | 503 {
+  switch (kind) {
+    case 'missing_tenant':
+    case 'invalid_tenant':
+    case 'invalid_query':
+      return 400;
+    case 'request_too_large':
+      return 413;
+    case 'query_memory_limit':
+    case 'query_file_limit':
+    case 'query_result_limit':
+      return 422;
+    case 'query_memory_contended':
+    case 'query_queue_full':
+    case 'query_queue_timeout':
+      return 503;
+    case 'internal':
+      return 500;
+    default:
+      return assertNever(kind, 'query error kind');
+  }
+}
+
+/** JSON-RPC error codes used by the MCP surface. */
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_INVALID_PARAMS = -32602;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+
+/** MCP error code per kind: bad input → invalid_params, "ask for less" → invalid_request, overload → internal_error. */
+export function mcpErrorCodeFor(kind: QueryErrorKind): number {
+  switch (kind) {
+    case 'missing_tenant':
+    case 'invalid_tenant':
+    case 'invalid_query':
+    case 'request_too_large':
+      return JSONRPC_INVALID_PARAMS;
+    case 'query_memory_limit':
+    case 'query_file_limit':
+    case 'query_result_limit':
+      return JSONRPC_INVALID_REQUEST;
+    case 'query_memory_contended':
+    case 'query_queue_full':
+    case 'query_queue_timeout':
+    case 'internal':
+      return JSONRPC_INTERNAL_ERROR;
+    default:
+      return assertNever(kind, 'query error kind');
+  }
+}
+
+/** The error envelope body. */
+export function errorEnvelope(error: QueryError): string {
+  return JSON.stringify({ error: { kind: error.kind, message: error.message } });
+}

@@ -1,0 +1,93 @@
+/**
+ * @module query-worker
+ * A query worker thread: attaches the shared memory pool, runs one query at a time with @sluice/engine, and
+ * posts the serialized response back. Any failure inside a query becomes a typed error for that query only.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
+import { attachMemoryPool, describeLimitError, type LimitError } from '@sluice/limits';
+import { createObjectStore } from '@sluice/storage';
+import type { QueryError } from './query-error.js';
+import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
+
+function requirePort(): MessagePort {
+  if (parentPort === null) throw new Error('query-worker must run in a worker thread');
+  return parentPort;
+}
+const port = requirePort();
+const settings = workerData as QueryWorkerData;
+const pool = attachMemoryPool(settings.pool);
+const store = createObjectStore(settings.storage);
+const running = new Map<string, AbortController>();
+const post = (message: FromQueryWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
+
+/** A failure as the user-facing error (limit kinds carry their own message). */
+function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): QueryError {
+  switch (failure.kind) {
+    case 'invalid_query':
+    case 'internal':
+      return { kind: failure.kind, message: failure.message };
+    default:
+      return { kind: failure.kind, message: describeLimitError(failure as LimitError) };
+  }
+}
+
+async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<void> {
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  const reservation = pool.createQuery(message.id);
+  let outcome: ExecuteOutcome;
+  try {
+    outcome =
+      message.job.kind === 'list_templates'
+        ? await listTemplates({ store, tenant: message.tenant, reservation, limits: settings.limits, signal: controller.signal })
+        : await executeQuery({
+            store,
+            tenant: message.tenant,
+            query: message.job.query,
+            nowNs: message.nowNs,
+            defaultWindowSecs: settings.defaultWindowSecs,
+            limits: settings.limits,
+            reservation,
+            ...(message.job.rowCap !== undefined ? { rowCap: message.job.rowCap } : {}),
+            signal: controller.signal,
+          });
+  } catch {
+    // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
+    outcome = { status: 'error', error: { kind: 'internal', message: 'the query failed inside the querier' } };
+  } finally {
+    running.delete(message.id);
+  }
+  const peakBytes = pool.consumers().find((c) => c.queryId === message.id)?.peakBytes ?? reservation.held;
+  if (outcome.status === 'ok') {
+    // The body stays reserved (under this query's id) until the main thread has sent it and releases it.
+    const body = new Uint8Array(outcome.body.buffer, outcome.body.byteOffset, outcome.body.byteLength);
+    const copy = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
+    post(
+      {
+        type: 'done',
+        id: message.id,
+        status: 'ok',
+        body: copy,
+        rows: outcome.rows,
+        rowGroupsScanned: outcome.stats.row_groups_scanned,
+        rowGroupsPruned: outcome.stats.row_groups_pruned,
+        peakBytes,
+      },
+      [copy.buffer as ArrayBuffer],
+    );
+    return;
+  }
+  reservation.releaseAll();
+  if (outcome.error.kind === 'cancelled') post({ type: 'done', id: message.id, status: 'cancelled' });
+  else post({ type: 'done', id: message.id, status: 'error', error: toQueryError(outcome.error), peakBytes });
+}
+
+port.on('message', (message: ToQueryWorker) => {
+  if (message.type === 'cancel') {
+    running.get(message.id)?.abort();
+    return;
+  }
+  void run(message);
+});
+post({ type: 'ready' });

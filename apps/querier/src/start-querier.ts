@@ -1,0 +1,107 @@
+/**
+ * @module start-querier
+ * The querier role: size the shared memory pool (explicit, or a share of the cgroup / MemTotal limit), start one
+ * query worker per admission permit, and serve `/v1/query`, `/mcp` and the probes on `querier.http_addr`.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { splitHostPort, type SluiceConfig } from '@sluice/config';
+import type { Probes } from '@sluice/core';
+import { createAdmissionGate, createMemoryPool, createMemorySource, derivePoolSize, type MemoryPool, type MemorySource } from '@sluice/limits';
+import { storageSettingsFrom } from '@sluice/storage';
+import type { Logger } from '@sluice/telemetry';
+import { createQueryApp } from './query-app.js';
+import { createQueryService, type QueryObserver } from './query-service.js';
+import { createWorkerPool } from './worker-pool.js';
+
+/** What the querier needs from its composition root. */
+export interface QuerierDeps {
+  readonly probes: Probes;
+  readonly log: Logger;
+  readonly observer?: QueryObserver;
+  readonly version: string;
+  /** Where the memory limit is read from (tests inject cgroup fixtures). */
+  readonly memorySource?: MemorySource;
+}
+
+/** A running querier. */
+export interface Querier {
+  readonly address: AddressInfo;
+  readonly pool: MemoryPool;
+  /** Queries waiting for a permit now. */
+  queueDepth(): number;
+  stop(): Promise<void>;
+}
+
+/** Heap headroom per worker beyond the pool: V8's own structures and GC slack (measured, see README). */
+const WORKER_HEAP_BASE_MB = 96;
+
+/** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */
+export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Promise<Querier> {
+  const limits = config.querier.limits;
+  const sizing = derivePoolSize({
+    explicitBytes: limits.memoryPoolBytes,
+    fraction: limits.memoryPoolFraction,
+    roles: { receiver: config.receiver.enabled, compaction: config.compaction.enabled, querier: true },
+    source: deps.memorySource ?? createMemorySource(),
+  });
+  if (!sizing.ok) throw new Error(sizing.error.message);
+  deps.log.info('query memory pool sized', { bytes: sizing.value.sizeBytes, source: sizing.value.source, share: sizing.value.share, detail: sizing.value.description });
+  for (const warning of sizing.value.warnings) deps.log.warn(warning);
+  // Measured on Node 20: a process-wide --max-old-space-size also caps every worker's heap, overriding the
+  // per-worker resourceLimits below, so queries the pool admits could die mid-run.
+  const heapFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => a.includes('--max-old-space-size'));
+  if (heapFlag) deps.log.warn('--max-old-space-size is set for the process; on Node 20 it also caps query workers below their resourceLimits');
+
+  const pool = createMemoryPool({ sizeBytes: sizing.value.sizeBytes, maxQueries: Math.max(64, limits.maxConcurrentQueries * 2) });
+  const gate = createAdmissionGate({ maxConcurrent: limits.maxConcurrentQueries, maxQueued: limits.maxQueuedQueries, queueTimeoutMs: limits.queueTimeoutMs });
+  // A query may hold the whole pool (greedy), so each worker's heap must fit the pool plus headroom; the pool,
+  // not the heap limit, is what keeps the sum of all queries bounded.
+  const maxOldGenerationSizeMb = Math.ceil((sizing.value.sizeBytes * 1.5) / 1_048_576) + WORKER_HEAP_BASE_MB;
+  const workers = createWorkerPool({
+    size: limits.maxConcurrentQueries,
+    pool,
+    maxOldGenerationSizeMb,
+    data: {
+      pool: pool.shared,
+      storage: storageSettingsFrom(config.storage),
+      defaultWindowSecs: config.querier.defaultWindowSecs,
+      limits: {
+        defaultRows: limits.defaultRows,
+        maxRows: limits.maxRows,
+        maxListedObjects: limits.maxListedObjects,
+        maxFiles: limits.maxFiles,
+        maxResultBytes: limits.maxResultBytes,
+      },
+    },
+    onWorkerDeath: (info) => deps.log.warn('query worker died; replaced', info),
+  });
+  const service = createQueryService({ gate, workers, pool, log: deps.log, ...(deps.observer ? { observer: deps.observer } : {}) });
+  const app = createQueryApp({
+    service,
+    probes: deps.probes,
+    tenantHeader: config.tenancy.header,
+    defaultTenant: config.tenancy.defaultTenant,
+    mcpEnabled: config.querier.mcp.enabled,
+    maxRows: limits.maxRows,
+    version: deps.version,
+  });
+  const at = splitHostPort(config.querier.httpAddr);
+  if (!at.ok) throw new Error(`invalid querier.http_addr: ${at.error}`);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: at.value.port, hostname: at.value.host }, () => resolve(s));
+    s.once('error', reject);
+  });
+  return {
+    address: server.address() as AddressInfo,
+    pool,
+    queueDepth: () => gate.queueDepth(),
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      });
+      await workers.close();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * @module worker-pool
+ * The query workers: a fixed set of `worker_threads` (one per admission permit), each running one query at a
+ * time under V8 `resourceLimits` — the hard backstop behind the pool. A worker that dies mid-query (heap
+ * exhausted, crash) fails only that query, has its reservations released from the slot table, and is replaced.
+ */
+import { Worker } from 'node:worker_threads';
+import type { MemoryPool } from '@sluice/limits';
+import type { QueryError } from './query-error.js';
+import type { FromQueryWorker, QueryJobKind, QueryWorkerData } from './worker-protocol.js';
+
+/** The result of one job as the main thread sees it. */
+export type JobResult =
+  | {
+      readonly status: 'ok';
+      readonly body: Uint8Array;
+      readonly rows: number;
+      readonly rowGroupsScanned: number;
+      readonly rowGroupsPruned: number;
+      readonly peakBytes: number;
+    }
+  | { readonly status: 'error'; readonly error: QueryError; readonly peakBytes?: number }
+  | { readonly status: 'cancelled' };
+
+/** Options for {@link createWorkerPool}. */
+export interface WorkerPoolOptions {
+  readonly size: number;
+  readonly data: QueryWorkerData;
+  readonly pool: MemoryPool;
+  /** V8 old-generation limit per worker, MiB (derived from the pool size). */
+  readonly maxOldGenerationSizeMb: number;
+  /** Called when a worker dies (for the server log). */
+  readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
+}
+
+/** Runs jobs on the query workers. */
+export interface WorkerPool {
+  /** Runs a job; the caller holds an admission permit, so a worker is free. */
+  run(id: string, tenant: string, nowNs: bigint, job: QueryJobKind, signal?: AbortSignal): Promise<JobResult>;
+  /** Terminates every worker. */
+  close(): Promise<void>;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  job: { id: string; resolve: (r: JobResult) => void } | null;
+}
+
+/** Starts `size` query workers. */
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const slots: Slot[] = [];
+  let closing = false;
+  const waiting: ((slot: Slot) => void)[] = [];
+
+  const spawn = (): Slot => {
+    const worker = new Worker(new URL('./query-worker.js', import.meta.url), {
+      workerData: options.data,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
+    });
+    let markReady!: () => void;
+    const slot: Slot = { worker, ready: new Promise((r) => (markReady = r)), job: null };
+    worker.on('message', (message: FromQueryWorker) => {
+      if (message.type === 'ready') return markReady();
+      const job = slot.job;
+      if (job === null || job.id !== message.id) return;
+      slot.job = null;
+      if (message.status === 'ok') {
+        const { body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes } = message;
+        job.resolve({ status: 'ok', body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes });
+      } else if (message.status === 'error') {
+        job.resolve({ status: 'error', error: message.error, peakBytes: message.peakBytes });
+      } else {
+        job.resolve({ status: 'cancelled' });
+      }
+      release(slot);
+    });
+    let deathReason = 'the query worker stopped';
+    worker.on('error', (error: Error & { code?: string }) => {
+      deathReason = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'out_of_memory' : 'crash';
+    });
+    worker.on('exit', () => {
+      const threadId = worker.threadId;
+      // Whatever the dead thread had reserved goes back to the pool.
+      options.pool.releaseThread(threadId);
+      const job = slot.job;
+      slot.job = null;
+      options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: deathReason });
+      if (job !== null) {
+        const error: QueryError =
+          deathReason === 'out_of_memory'
+            ? {
+                kind: 'query_memory_limit',
+                message:
+                  'the query ran out of query-worker heap (a backstop behind querier.limits.memory_pool_bytes); narrow the time range, add filters or reduce the group cardinality',
+              }
+            : { kind: 'internal', message: 'the query worker failed while running this query' };
+        job.resolve({ status: 'error', error });
+      }
+      const index = slots.indexOf(slot);
+      if (index >= 0) slots.splice(index, 1);
+      if (!closing) {
+        const fresh = spawn();
+        slots.push(fresh);
+        void fresh.ready.then(() => release(fresh));
+      }
+    });
+    return slot;
+  };
+
+  const idle: Slot[] = [];
+  const release = (slot: Slot): void => {
+    if (!slots.includes(slot)) return;
+    const next = waiting.shift();
+    if (next !== undefined) next(slot);
+    else idle.push(slot);
+  };
+  for (let i = 0; i < options.size; i++) {
+    const slot = spawn();
+    slots.push(slot);
+    void slot.ready.then(() => release(slot));
+  }
+
+  const acquire = (): Promise<Slot> => {
+    const slot = idle.shift();
+    if (slot !== undefined) return Promise.resolve(slot);
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+
+  return {
+    async run(id, tenant, nowNs, job, signal) {
+      const slot = await acquire();
+      return new Promise<JobResult>((resolve) => {
+        const onAbort = (): void => slot.worker.postMessage({ type: 'cancel', id });
+        slot.job = {
+          id,
+          resolve: (result) => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(result);
+          },
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        slot.worker.postMessage({ type: 'run', id, tenant, nowNs, job });
+      });
+    },
+    async close() {
+      closing = true;
+      await Promise.all(slots.map((s) => s.worker.terminate()));
+    },
+  };
+}

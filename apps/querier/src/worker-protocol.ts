@@ -1,0 +1,50 @@
+/**
+ * @module worker-protocol
+ * Messages between the querier's main thread and its query workers. The main thread parses and admits; a
+ * worker lists, reads, evaluates and serializes one query at a time, reserving every byte it holds on the shared
+ * pool; the serialized body comes back (transferred, not copied) with its reservation still held, and the main
+ * thread releases it once the response has been sent.
+ */
+import type { Query } from '@sluice/query';
+import type { SharedMemoryPoolHandle } from '@sluice/limits';
+import type { StorageSettings } from '@sluice/storage';
+import type { QueryError } from './query-error.js';
+
+/** Settings every query worker starts with. */
+export interface QueryWorkerData {
+  readonly pool: SharedMemoryPoolHandle;
+  readonly storage: StorageSettings;
+  readonly defaultWindowSecs: number;
+  readonly limits: {
+    readonly defaultRows: number;
+    readonly maxRows: number;
+    readonly maxListedObjects: number;
+    readonly maxFiles: number;
+    readonly maxResultBytes: number;
+  };
+}
+
+/** What a job asks for. */
+export type QueryJobKind = { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number } | { readonly kind: 'list_templates' };
+
+/** Main → worker. */
+export type ToQueryWorker =
+  | { readonly type: 'run'; readonly id: string; readonly tenant: string; readonly nowNs: bigint; readonly job: QueryJobKind }
+  | { readonly type: 'cancel'; readonly id: string };
+
+/** Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. */
+export type FromQueryWorker =
+  | { readonly type: 'ready' }
+  | {
+      readonly type: 'done';
+      readonly id: string;
+      readonly status: 'ok';
+      readonly body: Uint8Array;
+      readonly rows: number;
+      readonly rowGroupsScanned: number;
+      readonly rowGroupsPruned: number;
+      /** The most this query held on the pool at once. */
+      readonly peakBytes: number;
+    }
+  | { readonly type: 'done'; readonly id: string; readonly status: 'error'; readonly error: QueryError; readonly peakBytes: number }
+  | { readonly type: 'done'; readonly id: string; readonly status: 'cancelled' };

@@ -1,0 +1,259 @@
+/**
+ * @module execute
+ * One log query, end to end, under the shared memory pool: window → partition walk (caps) → per file footer and
+ * row-group pruning → per row group: reserve, decode the predicate's columns, evaluate, and only for groups with
+ * matches that are still needed decode the output columns → records or aggregation → the JSON body through the
+ * result budget. Every failure path gives back what the query reserved.
+ */
+import type { QueryReservation, ResultBudget } from '@sluice/limits';
+import type { AggregateStage, CountStage, FieldName, LogQuery, Query } from '@sluice/query';
+import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
+import type { ObjectStore } from '@sluice/storage';
+import { LOG_COLUMNS } from '@sluice/storage';
+import { Aggregator, aggregationColumns } from './aggregate.js';
+import { AttrReader } from './attr-value.js';
+import { runDrift } from './drift.js';
+import type { QueryFailure } from './failures.js';
+import { QueryAbort, checkAborted, failureOf } from './failures.js';
+import { FIELD_COLUMN } from './fields.js';
+import type { LiveFile } from './listing.js';
+import { listLiveFiles } from './listing.js';
+import { compilePredicate } from './predicate-eval.js';
+import type { Columns } from './predicate-eval.js';
+import { createPruner } from './pruning.js';
+import { RECORD_COLUMNS, RecordCollector, projectedKeys, renderLogRow, sortValue } from './records.js';
+import type { QueryStats } from './render-json.js';
+import { emptyStats, jsonNumber, jsonString, renderStats } from './render-json.js';
+import { openReserved, readReserved } from './scan.js';
+import { renderThroughBudget } from './result-body.js';
+import { MemoryTracker } from './tracker.js';
+import { effectiveRowLimit, queryWindow } from './window.js';
+
+/** Query caps (RFC 0058 §3.4). */
+export interface ExecuteLimits {
+  readonly defaultRows: number;
+  readonly maxRows: number;
+  readonly maxListedObjects: number;
+  readonly maxFiles: number;
+  readonly maxResultBytes: number;
+}
+
+/** Deterministic test seams; each is awaited. */
+export interface ExecuteHooks {
+  /** After the file set is resolved, before any footer read. */
+  afterListing?(info: { readonly files: readonly LiveFile[]; readonly listedObjects: number }): Promise<void> | void;
+  /** Before a row group that survived pruning is read. */
+  beforeRowGroup?(info: { readonly key: string; readonly index: number }): Promise<void> | void;
+}
+
+/** Input of {@link executeQuery}. */
+export interface ExecuteOptions {
+  readonly store: ObjectStore;
+  readonly tenant: string;
+  /** The IR; relative times resolve against `nowNs`. */
+  readonly query: Query;
+  readonly nowNs: bigint;
+  readonly defaultWindowSecs: number;
+  readonly limits: ExecuteLimits;
+  /** Everything the query holds is reserved on it. */
+  readonly reservation: QueryReservation;
+  /** MCP `query_logs` `limit`: a hard cap on records. */
+  readonly rowCap?: number;
+  /** Cancellation (the client went away). */
+  readonly signal?: AbortSignal;
+  readonly hooks?: ExecuteHooks;
+}
+
+export type { QueryFailure } from './failures.js';
+export type { QueryStats } from './render-json.js';
+
+/**
+ * Outcome of a query. On `ok`, `body` is the whole serialized response and is still reserved through `budget`:
+ * the caller calls `budget.release()` once it has been sent. On `error`, nothing stays reserved.
+ */
+export type ExecuteOutcome =
+  | { readonly status: 'ok'; readonly body: Buffer; readonly budget: ResultBudget; readonly rows: number; readonly stats: QueryStats }
+  | { readonly status: 'error'; readonly error: QueryFailure };
+
+/** Runs one query. Never throws: every failure is a typed outcome, with the reservation given back. */
+export async function executeQuery(options: ExecuteOptions): Promise<ExecuteOutcome> {
+  const tracker = new MemoryTracker(options.reservation);
+  try {
+    checkAborted(options.signal);
+    if (options.query.kind === 'drift') {
+      const w = queryWindow(options.query, options.nowNs, options.defaultWindowSecs);
+      return await runDrift({ ...options, window: w, tracker });
+    }
+    const valid = validateQuery(options.query);
+    if (!valid.ok) return { status: 'error', error: { kind: 'invalid_query', message: valid.error.message } };
+    return await runLogQuery(options, options.query, tracker);
+  } catch (e) {
+    tracker.releaseAll();
+    return { status: 'error', error: failureOf(e, options.signal) };
+  }
+}
+
+async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: MemoryTracker): Promise<ExecuteOutcome> {
+  const { store, tenant, limits, signal, hooks } = options;
+  const window = queryWindow(q, options.nowNs, options.defaultWindowSecs);
+  const predicate = compilePredicate(q.predicate);
+  const pruner = createPruner(q.predicate, window);
+  const agg: CountStage | AggregateStage | undefined = aggregationStage(q);
+  let sortStage: { key: string; descending: boolean } | undefined;
+  let projectKeys: Set<string> | undefined;
+  for (const s of q.stages) {
+    if (s.kind === 'sort') sortStage = s;
+    if (s.kind === 'project') projectKeys = projectedKeys(s.paths);
+  }
+  const stats = emptyStats();
+  const aggregator = agg === undefined ? undefined : new Aggregator(agg, tracker);
+  const sortField = !agg && sortStage && (FIELD_NAMES as readonly string[]).includes(sortStage.key) ? (sortStage.key as FieldName) : undefined;
+  const collector = agg
+    ? undefined
+    : new RecordCollector({
+        limit: effectiveRowLimit(q, limits, options.rowCap),
+        tracker,
+        maxResultBytes: limits.maxResultBytes,
+        ...(sortField !== undefined ? { sort: { field: sortField, descending: sortStage?.descending === true } } : {}),
+      });
+
+  const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal);
+  if (hooks?.afterListing) await hooks.afterListing({ files, listedObjects: listed });
+
+  const phase1 = new Set<string>(predicate.columns);
+  phase1.add(LOG_COLUMNS.effectiveTimeUnixNano);
+  if (sortField !== undefined) phase1.add(FIELD_COLUMN[sortField]);
+  const aggCols = agg ? aggregationColumns(agg) : undefined;
+  const tenantStatsTrusted = Buffer.byteLength(tenant, 'utf8') < 16;
+  let rows = 0;
+
+  for (const f of files) {
+    checkAborted(signal);
+    const opened = await openReserved(store, f.key, f.size, tracker);
+    const file = opened.handle;
+    let materialBytes = 0;
+    try {
+      const hasEffective = file.columnNames.includes(LOG_COLUMNS.effectiveTimeUnixNano);
+      for (const g of file.rowGroups) {
+        if (!pruner.mayMatch(g)) {
+          stats.row_groups_pruned++;
+          continue;
+        }
+        stats.row_groups_scanned++;
+        checkAborted(signal);
+        if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
+        checkAborted(signal);
+        const want = new Set(phase1);
+        if (!hasEffective) want.add(LOG_COLUMNS.timeUnixNano);
+        const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
+        const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
+        if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
+        const first = await readReserved(file, g.index, want, tracker);
+        let second: { cols: Columns; reserved: number } | undefined;
+        const matchBytes = tracker.grow(g.numRows * 4);
+        try {
+          const cols = first.cols;
+          if (!tenantByStats) {
+            const t = cols[LOG_COLUMNS.tenantId] ?? [];
+            for (let i = 0; i < t.length; i++) {
+              if (t[i] !== tenant) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+            }
+          }
+          const eff = cols[hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano] ?? [];
+          const test = predicate.bind(cols, new AttrReader());
+          const matched = new Int32Array(g.numRows);
+          let m = 0;
+          for (let i = 0; i < g.numRows; i++) {
+            const e = eff[i];
+            if (typeof e !== 'bigint') continue;
+            const ns = BigInt.asUintN(64, e);
+            if (ns < window.fromNs || ns >= window.toNs) continue;
+            if (!test(i)) continue;
+            matched[m++] = i;
+          }
+          rows += m;
+          if (m === 0) continue;
+          if (aggregator && aggCols) {
+            // Group-key and value columns are part of the count scan, so they stay in bytes_read.
+            second = await readReserved(file, g.index, [...aggCols].filter((c) => !want.has(c)), tracker);
+            const all: Columns = { ...cols, ...second.cols };
+            const add = aggregator.bind(all, new AttrReader());
+            for (let k = 0; k < m; k++) add(matched[k] as number);
+          } else if (collector) {
+            let needed = false;
+            if (collector.sorted) {
+              for (let k = 0; k < m && !needed; k++) needed = collector.accepts(sortValue(cols, matched[k] as number, sortField as FieldName));
+            } else needed = collector.wantsMore;
+            if (!needed) continue;
+            const before = file.bytesRead;
+            second = await readReserved(file, g.index, RECORD_COLUMNS.filter((c) => !want.has(c)), tracker);
+            materialBytes += file.bytesRead - before;
+            const all: Columns = { ...cols, ...second.cols };
+            for (let k = 0; k < m; k++) {
+              const i = matched[k] as number;
+              if (collector.sorted) {
+                const key = sortValue(all, i, sortField as FieldName);
+                if (collector.accepts(key)) collector.add(renderLogRow(all, i, projectKeys), key);
+              } else {
+                if (!collector.wantsMore) break;
+                collector.add(renderLogRow(all, i, projectKeys));
+              }
+            }
+          }
+        } finally {
+          tracker.shrink(matchBytes);
+          if (second) tracker.shrink(second.reserved);
+          tracker.shrink(first.reserved);
+        }
+      }
+    } finally {
+      stats.bytes_read += file.bytesRead - materialBytes;
+      tracker.shrink(opened.reserved);
+    }
+  }
+
+  checkAborted(signal);
+  let groups = aggregator?.groups();
+  if (groups && aggregator && agg && sortStage) {
+    const key = sortStage.key;
+    const termIndex = agg.by.findIndex((t) => t.kind === 'path' && t.path.kind === 'field' && t.path.name === key);
+    const dir = sortStage.descending ? -1 : 1;
+    const byValue = key === 'value' || (agg.kind === 'aggregate' && key === agg.fn);
+    if (key === 'count' || byValue || termIndex >= 0) {
+      groups = [...groups].sort((a, b) => {
+        if (key === 'count') return dir * (a.count - b.count);
+        if (byValue) {
+          const va = aggregator.valueOf(a);
+          const vb = aggregator.valueOf(b);
+          if (va === null || vb === null) return va === vb ? 0 : va === null ? 1 : -1;
+          return dir * (va - vb);
+        }
+        const ka = a.key[termIndex] ?? '';
+        const kb = b.key[termIndex] ?? '';
+        return dir * (ka < kb ? -1 : ka > kb ? 1 : 0);
+      });
+    }
+  }
+  stats.rows_excluded = aggregator?.excluded ?? 0;
+  const records = collector?.drain() ?? [];
+  const budget = renderThroughBudget(options.reservation, limits.maxResultBytes, (append) => {
+    append(`{"rows":${rows},"stats":${renderStats(stats)},"records":[`);
+    records.forEach((r, idx) => {
+      append(idx === 0 ? r.text : `,${r.text}`);
+      tracker.shrink(r.reserved);
+    });
+    append(']');
+    if (groups && aggregator) {
+      append(',"aggregate":[');
+      groups.forEach((g, idx) => {
+        let s = `${idx === 0 ? '' : ','}{"key":[${g.key.map(jsonString).join(',')}],"count":${g.count}`;
+        if (agg?.kind === 'aggregate') s += `,"value":${jsonNumber(aggregator.valueOf(g))}`;
+        append(`${s}}`);
+      });
+      append(']');
+    }
+    append('}');
+  });
+  tracker.releaseAll();
+  return { status: 'ok', body: budget.body(), budget, rows, stats };
+}

@@ -1,0 +1,12 @@
+/**
+ * @module @sluice/engine
+ * The query executor: partition walk with listing/file/manifest caps, row-group pruning, predicate evaluation,
+ * records, aggregations, drift and the template registry, all reserved on the shared memory pool before anything
+ * is held, and rendered through the result budget.
+ */
+export type { ExecuteHooks, ExecuteLimits, ExecuteOptions, ExecuteOutcome, QueryFailure, QueryStats } from './execute.js';
+export { executeQuery } from './execute.js';
+export type { ListTemplatesOptions } from './templates.js';
+export { listTemplates } from './templates.js';
+export type { LiveFile } from './listing.js';
+export { MAX_REGEX_PATTERN_BYTES } from './predicate-eval.js';

@@ -1,0 +1,161 @@
+/**
+ * @module listing
+ * File-set resolution for one tenant and window (RFC 0058 §3.4.1–§3.4.2, ourios-surface §4.2): one ordered listing
+ * of `data/tenant_id=<enc>/` from the window's first hour partition to its last (see {@link walkPartitions}).
+ * Every listed entry counts against `max_listed_objects`; the walk stops at cap + 1. Per hour
+ * partition a listed `manifest.json` is authoritative (refused unfetched above 1 MiB), else every `*.parquet` is
+ * live. The live set is checked against `max_files` before any footer is read.
+ */
+import type { ObjectStore } from '@sluice/storage';
+import { MAX_MANIFEST_BYTES, parsePartitionManifest, tenantDataPrefix } from '@sluice/storage';
+import type { TimeWindow } from '@sluice/query';
+import { encodeTenantForKey } from '@sluice/core';
+import { QueryAbort, checkAborted } from './failures.js';
+
+/** A live data file. */
+export interface LiveFile {
+  readonly key: string;
+  readonly size: number;
+}
+
+/** Caps applied during listing. */
+export interface ListingLimits {
+  readonly maxListedObjects: number;
+  readonly maxFiles: number;
+}
+
+const MS_NS = 1_000_000n;
+
+/** Counts listed entries and abandons the walk past the cap. */
+class ListCounter {
+  count = 0;
+  constructor(private readonly cap: number) {}
+  add(): void {
+    this.count++;
+    if (this.count > this.cap) throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_listed_objects', limit: this.cap });
+  }
+}
+
+/** Zero-padded `year=YYYY/month=MM/day=DD/[hour=HH/]` for the partition starting at `ms`. */
+function partitionPath(ms: number, depth: 3 | 4): string {
+  const d = new Date(ms);
+  const p2 = (n: number): string => String(n).padStart(2, '0');
+  const day = `year=${String(d.getUTCFullYear()).padStart(4, '0')}/month=${p2(d.getUTCMonth() + 1)}/day=${p2(d.getUTCDate())}/`;
+  return depth === 4 ? `${day}hour=${p2(d.getUTCHours())}/` : day;
+}
+
+const LEAF_RE: Readonly<Record<3 | 4, RegExp>> = {
+  3: /^year=\d{4}\/month=\d{2}\/day=\d{2}\//,
+  4: /^year=\d{4}\/month=\d{2}\/day=\d{2}\/hour=\d{2}\//,
+};
+
+/**
+ * Walks the hour partitions (data, depth 4) or day partitions (audit, depth 3) overlapping the window and yields
+ * the objects of each, partition by partition. Partition keys are zero-padded, so their lexicographic order is
+ * their time order: the walk is ONE listing of the tenant prefix that starts after the window's first partition
+ * (`startAfter`) and is abandoned at the first key past its last one. Old partitions are never listed, the
+ * listing stream is dropped as soon as the window (or the cap) is passed, and no delimiter is needed (some
+ * S3-protocol servers omit common prefixes that hold no object directly).
+ */
+export async function walkPartitions(
+  store: ObjectStore,
+  root: string,
+  depth: 3 | 4,
+  window: TimeWindow,
+  counter: { add(): void },
+  signal: AbortSignal | undefined,
+  onLeaf: (prefix: string, objects: readonly { key: string; size: number }[]) => Promise<void> | void,
+): Promise<void> {
+  if (window.toNs <= window.fromNs) return;
+  const unitMs = depth === 4 ? 3_600_000 : 86_400_000;
+  const fromMs = Math.max(0, Number(window.fromNs / MS_NS));
+  const lastMs = Math.max(0, Number((window.toNs - 1n) / MS_NS));
+  const firstUnit = Math.floor(fromMs / unitMs) * unitMs;
+  const endUnit = Math.floor(lastMs / unitMs) * unitMs + unitMs;
+  const startAfter = root + partitionPath(firstUnit, depth);
+  const endKey = root + partitionPath(endUnit, depth);
+  let leaf: string | null = null;
+  let objects: { key: string; size: number }[] = [];
+  const flush = async (): Promise<void> => {
+    if (leaf !== null) await onLeaf(leaf, objects);
+    leaf = null;
+    objects = [];
+  };
+  // `startAfter` is the first partition's own prefix: every key inside it sorts after it, every earlier key before.
+  for await (const e of store.list({ prefix: root, startAfter: startAfter.slice(0, -1), ...(signal ? { signal } : {}) })) {
+    checkAborted(signal);
+    counter.add();
+    if (e.kind !== 'object') continue;
+    if (e.key >= endKey) break;
+    const rest = e.key.slice(root.length);
+    const m = LEAF_RE[depth].exec(rest);
+    if (m === null || rest.slice(m[0].length).includes('/')) continue;
+    const prefix = root + m[0];
+    if (prefix < startAfter) continue;
+    if (prefix !== leaf) {
+      await flush();
+      leaf = prefix;
+    }
+    objects.push({ key: e.key, size: e.size });
+  }
+  await flush();
+}
+
+/** The `audit/tenant_id=<enc>/` prefix. */
+export function tenantAuditPrefix(tenant: string): string {
+  return `audit/tenant_id=${encodeTenantForKey(tenant)}/`;
+}
+
+/**
+ * Resolves the live data files of `tenant` within `window`, in key order (partition, then UUIDv7 = creation
+ * order). Throws a `query_file_limit` {@link QueryAbort} for any cap.
+ */
+export async function listLiveFiles(
+  store: ObjectStore,
+  tenant: string,
+  window: TimeWindow,
+  limits: ListingLimits,
+  signal: AbortSignal | undefined,
+): Promise<{ files: LiveFile[]; listed: number }> {
+  const root = tenantDataPrefix(tenant);
+  const counter = new ListCounter(limits.maxListedObjects);
+  const partitions: { prefix: string; objects: readonly { key: string; size: number }[] }[] = [];
+  await walkPartitions(store, root, 4, window, counter, signal, (prefix, objects) => {
+    partitions.push({ prefix, objects });
+  });
+  const files: LiveFile[] = [];
+  const tooMany = (): never => {
+    throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_files', limit: limits.maxFiles });
+  };
+  for (const { prefix, objects } of partitions) {
+    const manifest = objects.find((o) => o.key === `${prefix}manifest.json`);
+    if (manifest !== undefined) {
+      if (manifest.size > MAX_MANIFEST_BYTES) throw new QueryAbort({ kind: 'query_file_limit', cap: 'manifest_bytes', limit: MAX_MANIFEST_BYTES });
+      checkAborted(signal);
+      const bytes = await store.get(manifest.key);
+      if (bytes === null) continue; // removed since the listing: the partition was compacted away
+      const parsed = parsePartitionManifest(bytes);
+      const sizes = new Map(objects.map((o) => [o.key, o.size]));
+      for (const name of parsed.files) {
+        const key = `${prefix}${name}`;
+        const size = sizes.get(key);
+        if (size === undefined) continue; // listed in the manifest but not present: nothing to read
+        files.push({ key, size });
+        if (files.length > limits.maxFiles) tooMany();
+      }
+    } else {
+      for (const o of objects) {
+        if (!o.key.endsWith('.parquet')) continue;
+        files.push({ key: o.key, size: o.size });
+        if (files.length > limits.maxFiles) tooMany();
+      }
+    }
+  }
+  for (const f of files) if (!f.key.startsWith(root)) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+  return { files, listed: counter.count };
+}
+
+/** A counter for audit listings (same cap as data listings). */
+export function listCounter(cap: number): { add(): void; readonly count: number } {
+  return new ListCounter(cap);
+}

@@ -1,0 +1,326 @@
+/**
+ * @module predicate-eval
+ * Compiles a predicate into a row test over decoded columns (ourios-surface §2.2): severity bands and floors,
+ * built-in fields, lazy attribute lookups, string functions without regex (`includes`/`startsWith`/`endsWith`),
+ * bounded regexes for `matches`/`=~`/`!~`. NULL or missing never matches; `!=` and `!~` require presence.
+ */
+import type { CmpOp, Literal, Path, Predicate, SeverityNode } from '@sluice/query';
+import { severityBand } from '@sluice/query';
+import { toHex } from '@sluice/core';
+import type { ColumnValues } from '@sluice/storage';
+import type { AttrReader } from './attr-value.js';
+import type { AttrValue } from './attr-value.js';
+import { isPromotedService, pathColumn, pathName } from './fields.js';
+import { QueryAbort } from './failures.js';
+
+/** Longest regex pattern accepted (bounded compile and match cost). */
+export const MAX_REGEX_PATTERN_BYTES = 1024;
+
+/** Decoded columns of one row group. */
+export type Columns = Readonly<Record<string, ColumnValues>>;
+
+/** A row test bound to one row group's columns. */
+export type RowTest = (i: number) => boolean;
+
+/** A compiled predicate: the columns it reads and a binder per row group. */
+export interface CompiledPredicate {
+  readonly columns: ReadonlySet<string>;
+  /** True for the constant `true` predicate (every row matches; no columns needed). */
+  readonly always: boolean;
+  bind(cols: Columns, attrs: AttrReader): RowTest;
+}
+
+type Scalar = string | bigint | number | boolean;
+type Getter = (cols: Columns, attrs: AttrReader) => (i: number) => Scalar | null | AttrValue | undefined;
+
+function invalid(message: string): never {
+  throw new QueryAbort({ kind: 'invalid_query', message });
+}
+
+/** Compiles a regex pattern with the engine's bound; invalid patterns are `invalid_query`. */
+export function compileRegex(pattern: string): RegExp {
+  if (Buffer.byteLength(pattern, 'utf8') > MAX_REGEX_PATTERN_BYTES) {
+    invalid(`regular expression is longer than ${MAX_REGEX_PATTERN_BYTES} bytes; use a shorter pattern or contains()`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch {
+    return invalid(`invalid regular expression ${JSON.stringify(pattern)}`);
+  }
+}
+
+function col(cols: Columns, name: string): ColumnValues {
+  const c = cols[name];
+  if (c === undefined) throw new Error(`column ${name} not read`);
+  return c;
+}
+
+/** Row value of a built-in field (typed for comparison), `null` when absent. */
+function fieldGetter(p: Path): Getter {
+  if (p.kind === 'attr' && !isPromotedService(p)) {
+    const name = pathColumn(p);
+    const key = p.key;
+    return (cols, attrs) => {
+      const c = col(cols, name);
+      return (i) => attrs.lookup(c, i, key);
+    };
+  }
+  const name = pathColumn(p);
+  const field = p.kind === 'field' ? p.name : 'service';
+  switch (field) {
+    case 'ts':
+    case 'observed_ts':
+    case 'template_id':
+      return (cols) => {
+        const c = col(cols, name);
+        return (i) => {
+          const v = c[i];
+          return typeof v === 'bigint' ? BigInt.asUintN(64, v) : typeof v === 'number' ? BigInt(v) : null;
+        };
+      };
+    case 'trace_id':
+    case 'span_id':
+      return (cols) => {
+        const c = col(cols, name);
+        return (i) => {
+          const v = c[i];
+          return v instanceof Uint8Array && v.length > 0 ? toHex(v) : null;
+        };
+      };
+    default:
+      return (cols) => {
+        const c = col(cols, name);
+        return (i) => {
+          const v = c[i];
+          return v === null || v === undefined ? null : (v as Scalar);
+        };
+      };
+  }
+}
+
+/** The literal as the field's value type. */
+function fieldLiteral(p: Path, lit: Literal): Scalar | undefined {
+  const field = p.kind === 'field' ? p.name : isPromotedService(p) ? 'service' : undefined;
+  if (field === undefined) return undefined;
+  switch (field) {
+    case 'ts':
+    case 'observed_ts':
+    case 'template_id':
+      return lit.kind === 'int' ? lit.value : lit.kind === 'timestamp' ? lit.ns : lit.kind === 'duration' ? lit.ns : undefined;
+    case 'trace_id':
+    case 'span_id':
+      return lit.kind === 'string' ? lit.value.toLowerCase() : undefined;
+    case 'flags':
+      return lit.kind === 'int' ? Number(lit.value) : undefined;
+    case 'confidence':
+      return lit.kind === 'int' ? Math.fround(Number(lit.value)) : lit.kind === 'float' ? Math.fround(lit.value) : undefined;
+    case 'lossy':
+      return lit.kind === 'bool' ? lit.value : undefined;
+    default:
+      return lit.kind === 'string' ? lit.value : undefined;
+  }
+}
+
+function cmpScalar(a: Scalar, b: Scalar): number | undefined {
+  if (typeof a !== typeof b) return undefined;
+  if (a === b) return 0;
+  if (typeof a === 'number' && Number.isNaN(a)) return undefined;
+  return (a as string | number | bigint) < (b as string | number | bigint) ? -1 : 1;
+}
+
+/** Compares an attribute value with a literal: strings with strings, numbers (int/double) with numbers, bools. */
+function cmpAttr(v: AttrValue, lit: Literal): number | undefined {
+  switch (lit.kind) {
+    case 'string':
+      return v.t === 's' ? cmpScalar(v.v, lit.value) : undefined;
+    case 'bool':
+      return v.t === 'b' ? cmpScalar(v.v, lit.value) : undefined;
+    case 'int':
+      if (v.t === 'i') return cmpScalar(v.v, lit.value);
+      if (v.t === 'd') return Number.isNaN(v.v) ? undefined : cmpScalar(v.v, Number(lit.value));
+      return undefined;
+    case 'float':
+      if (v.t === 'i') return cmpScalar(Number(v.v), lit.value);
+      if (v.t === 'd') return Number.isNaN(v.v) ? undefined : cmpScalar(v.v, lit.value);
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+function applyOrd(op: CmpOp, c: number | undefined): boolean {
+  switch (op) {
+    case '==':
+      return c === 0;
+    case '!=':
+      return c !== 0; // presence is checked by the caller; an incomparable type is "not equal"
+    case '<':
+      return c !== undefined && c < 0;
+    case '<=':
+      return c !== undefined && c <= 0;
+    case '>':
+      return c !== undefined && c > 0;
+    case '>=':
+      return c !== undefined && c >= 0;
+    default:
+      return false;
+  }
+}
+
+function textOf(v: Scalar | AttrValue | null | undefined): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && v !== null && v.t === 's') return v.v;
+  return undefined;
+}
+
+/** The row test of a severity comparison (names: bands for ==/!=, floors for ordering; 0 passes floors). */
+export function severityTest(node: SeverityNode): (s: number) => boolean {
+  const lvl = node.level;
+  if (lvl.kind === 'name' && (node.op === '==' || node.op === '!=')) {
+    const { floor, ceil } = severityBand(lvl.name);
+    return node.op === '==' ? (s) => s >= floor && s <= ceil : (s) => s < floor || s > ceil;
+  }
+  const t = lvl.kind === 'name' ? severityBand(lvl.name).floor : lvl.value;
+  switch (node.op) {
+    case '==':
+      return (s) => s === t;
+    case '!=':
+      return (s) => s !== t;
+    case '>':
+      return t > 0 ? (s) => s > t || s === 0 : (s) => s > t;
+    case '>=':
+      return t > 0 ? (s) => s >= t || s === 0 : (s) => s >= t;
+    case '<':
+      return t > 0 ? (s) => s < t && s !== 0 : (s) => s < t;
+    case '<=':
+      return t > 0 ? (s) => s <= t && s !== 0 : (s) => s <= t;
+  }
+}
+
+type Binder = (cols: Columns, attrs: AttrReader) => RowTest;
+
+function compileNode(p: Predicate, columns: Set<string>): Binder {
+  switch (p.kind) {
+    case 'bool': {
+      const v = p.value;
+      return () => () => v;
+    }
+    case 'and':
+    case 'or': {
+      const parts = p.operands.map((o) => compileNode(o, columns));
+      const isAnd = p.kind === 'and';
+      return (cols, attrs) => {
+        const tests = parts.map((b) => b(cols, attrs));
+        return isAnd
+          ? (i) => {
+              for (const t of tests) if (!t(i)) return false;
+              return true;
+            }
+          : (i) => {
+              for (const t of tests) if (t(i)) return true;
+              return false;
+            };
+      };
+    }
+    case 'not': {
+      const inner = compileNode(p.operand, columns);
+      return (cols, attrs) => {
+        const t = inner(cols, attrs);
+        return (i) => !t(i);
+      };
+    }
+    case 'severity': {
+      columns.add(pathColumn({ kind: 'field', name: 'severity' }));
+      const test = severityTest(p);
+      return (cols) => {
+        const c = col(cols, pathColumn({ kind: 'field', name: 'severity' }));
+        return (i) => {
+          const s = c[i];
+          return typeof s === 'number' && test(s);
+        };
+      };
+    }
+    case 'resolves_to':
+      // No alias registry yet: the alias class of n is {n}.
+      return compileNode({ kind: 'compare', path: { kind: 'field', name: 'template_id' }, op: '==', value: { kind: 'int', value: p.templateId } }, columns);
+    case 'str_call': {
+      columns.add(pathColumn(p.path));
+      const get = fieldGetter(p.path);
+      const arg = p.arg;
+      let match: (s: string) => boolean;
+      switch (p.fn) {
+        case 'contains':
+          match = (s) => s.includes(arg);
+          break;
+        case 'starts_with':
+          match = (s) => s.startsWith(arg);
+          break;
+        case 'ends_with':
+          match = (s) => s.endsWith(arg);
+          break;
+        case 'matches': {
+          const re = compileRegex(arg);
+          match = (s) => re.test(s);
+          break;
+        }
+      }
+      return (cols, attrs) => {
+        const g = get(cols, attrs);
+        return (i) => {
+          const t = textOf(g(i));
+          return t !== undefined && match(t);
+        };
+      };
+    }
+    case 'compare': {
+      columns.add(pathColumn(p.path));
+      const get = fieldGetter(p.path);
+      const op = p.op;
+      if (op === '=~' || op === '!~') {
+        if (p.value.kind !== 'string') invalid(`${op} needs a string pattern`);
+        const re = compileRegex(p.value.kind === 'string' ? p.value.value : '');
+        const want = op === '=~';
+        return (cols, attrs) => {
+          const g = get(cols, attrs);
+          return (i) => {
+            const t = textOf(g(i));
+            return t !== undefined && re.test(t) === want;
+          };
+        };
+      }
+      if (p.path.kind === 'attr' && !isPromotedService(p.path)) {
+        const lit = p.value;
+        return (cols, attrs) => {
+          const g = get(cols, attrs);
+          return (i) => {
+            const v = g(i);
+            if (v === undefined || v === null || typeof v !== 'object') return false;
+            return applyOrd(op, cmpAttr(v, lit));
+          };
+        };
+      }
+      const lit = fieldLiteral(p.path, p.value);
+      if (lit === undefined) invalid(`${pathName(p.path)} cannot be compared with a ${p.value.kind}`);
+      const l = lit as Scalar;
+      return (cols, attrs) => {
+        const g = get(cols, attrs);
+        return (i) => {
+          const v = g(i);
+          if (v === null || v === undefined || typeof v === 'object') return false;
+          return applyOrd(op, cmpScalar(v, l));
+        };
+      };
+    }
+  }
+}
+
+/** Compiles `p`; throws an `invalid_query` {@link QueryAbort} for a pattern the engine refuses. */
+export function compilePredicate(p: Predicate): CompiledPredicate {
+  const columns = new Set<string>();
+  const binder = compileNode(p, columns);
+  return {
+    columns,
+    always: p.kind === 'bool' && p.value,
+    bind: binder,
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * @module result-body
+ * Serializing a finished response through the result budget (RFC 0058 §3.4.3): every chunk is counted against
+ * `max_result_bytes` and reserved on the query's reservation before it is buffered, so the caller commits a
+ * status only once the whole body is known to fit.
+ */
+import type { LimitError, QueryReservation, ResultBudget } from '@sluice/limits';
+import { createResultBudget, limitErrorFromBudget } from '@sluice/limits';
+import { QueryAbort } from './failures.js';
+
+/** Renders a finished response through a fresh budget; throws a limit {@link QueryAbort} if it does not fit. */
+export function renderThroughBudget(
+  reservation: QueryReservation,
+  maxResultBytes: number,
+  write: (append: (chunk: string) => void) => void,
+): ResultBudget {
+  const budget = createResultBudget({ maxResultBytes, reservation });
+  try {
+    write((chunk) => {
+      const o = budget.append(chunk);
+      if (o.status !== 'ok') throw new QueryAbort(limitErrorFromBudget(o) satisfies LimitError);
+    });
+  } catch (e) {
+    budget.release();
+    throw e;
+  }
+  return budget;
+}
+

@@ -1,0 +1,37 @@
+/**
+ * @module window
+ * The scan window and the row limit of a log query (ourios-surface §2.3, §1): the last `range` wins (relative times
+ * against `nowNs`, reversed bounds swapped), else `[now − default_window_secs, now]`; half-open `[from, to)` over
+ * `effective_time_unix_nano`. Non-aggregation queries get exactly one limit: the last `limit` clamped to
+ * `max_rows` (and to the MCP `rowCap`), else `default_rows`.
+ */
+import type { LogQuery, Query, TimeWindow } from '@sluice/query';
+import { effectiveLimit, effectiveWindow } from '@sluice/query';
+
+/** One hour in ns. */
+export const HOUR_NS = 3_600_000_000_000n;
+
+/** The resolved half-open window of a query. */
+export function queryWindow(q: Query, nowNs: bigint, defaultWindowSecs: number): TimeWindow {
+  return effectiveWindow(q, nowNs, defaultWindowSecs);
+}
+
+/** Row limits as configured. */
+export interface RowLimits {
+  readonly defaultRows: number;
+  readonly maxRows: number;
+}
+
+/** The effective record limit of a non-aggregation query. */
+export function effectiveRowLimit(q: LogQuery, limits: RowLimits, rowCap?: number): number {
+  const asked = effectiveLimit(q);
+  let n = asked === undefined ? limits.defaultRows : asked > BigInt(limits.maxRows) ? limits.maxRows : Number(asked);
+  if (asked === undefined) n = Math.min(n, limits.maxRows);
+  if (rowCap !== undefined && rowCap >= 0) n = Math.min(n, Math.floor(rowCap));
+  return Math.max(0, n);
+}
+
+/** True when `[startNs, endNs)` overlaps the window `[from, to)`. */
+export function overlaps(w: TimeWindow, startNs: bigint, endNs: bigint): boolean {
+  return startNs < w.toNs && endNs > w.fromNs;
+}

@@ -46,10 +46,19 @@ function pathKeyGetter(p: Path, cols: Columns, attrs: AttrReader): KeyGetter {
     const key = p.key;
     return (i) => attrKeyString(attrs.lookup(c, i, key));
   }
+  // Group keys repeat (template ids, numbers): render each distinct bigint once per row group, not once per row.
+  const rendered = new Map<bigint, string>();
   return (i) => {
     const v = c[i];
     if (v === null || v === undefined) return null;
-    if (typeof v === 'bigint') return BigInt.asUintN(64, v).toString();
+    if (typeof v === 'bigint') {
+      let text = rendered.get(v);
+      if (text === undefined) {
+        text = BigInt.asUintN(64, v).toString();
+        rendered.set(v, text);
+      }
+      return text;
+    }
     if (v instanceof Uint8Array) return v.length === 0 ? null : toHex(v);
     if (typeof v === 'string') return v;
     return String(v);

@@ -6,7 +6,7 @@
  * result budget. Every failure path gives back what the query reserved.
  */
 import type { QueryReservation, ResultBudget } from '@sluice/limits';
-import type { AggregateStage, CountStage, FieldName, LogQuery, Query } from '@sluice/query';
+import type { AggregateStage, CountStage, FieldName, LogQuery, Query, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
 import type { ObjectStore } from '@sluice/storage';
 import { LOG_COLUMNS } from '@sluice/storage';
@@ -144,7 +144,14 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
         if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
         checkAborted(signal);
         const want = new Set(phase1);
+        const timeColumn = hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano;
         if (!hasEffective) want.add(LOG_COLUMNS.timeUnixNano);
+        // A row group whose time statistics lie wholly inside the window needs no per-row window test, and its
+        // time column is read only if something else needs it.
+        const covered = coveredByWindow(g.columns.find((c) => c.name === timeColumn), window);
+        if (covered && !predicate.columns.has(timeColumn) && (sortField === undefined || FIELD_COLUMN[sortField] !== timeColumn)) {
+          want.delete(timeColumn);
+        }
         const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
         const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
         if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
@@ -164,10 +171,12 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
           const matched = new Int32Array(g.numRows);
           let m = 0;
           for (let i = 0; i < g.numRows; i++) {
-            const e = eff[i];
-            if (typeof e !== 'bigint') continue;
-            const ns = BigInt.asUintN(64, e);
-            if (ns < window.fromNs || ns >= window.toNs) continue;
+            if (!covered) {
+              const e = eff[i];
+              if (typeof e !== 'bigint') continue;
+              const ns = BigInt.asUintN(64, e);
+              if (ns < window.fromNs || ns >= window.toNs) continue;
+            }
             if (!test(i)) continue;
             matched[m++] = i;
           }
@@ -256,4 +265,13 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
   });
   tracker.releaseAll();
   return { status: 'ok', body: budget.body(), budget, rows, stats };
+}
+
+/** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */
+function coveredByWindow(column: { min?: unknown; max?: unknown; nullCount?: number | bigint } | undefined, window: TimeWindow): boolean {
+  if (column === undefined || typeof column.min !== 'bigint' || typeof column.max !== 'bigint') return false;
+  if (column.nullCount === undefined || Number(column.nullCount) !== 0) return false;
+  const min = BigInt.asUintN(64, column.min);
+  const max = BigInt.asUintN(64, column.max);
+  return min >= window.fromNs && max < window.toNs && min <= max;
 }

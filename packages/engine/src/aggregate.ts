@@ -82,17 +82,19 @@ function termGetter(t: GroupTerm, cols: Columns, attrs: AttrReader): KeyGetter {
   const eff = cols[LOG_COLUMNS.effectiveTimeUnixNano] ?? [];
   const time = cols[LOG_COLUMNS.timeUnixNano] ?? [];
   const w = t.widthNs;
+  // Rows are mostly time-ordered, so consecutive rows share a bucket: test the current bucket's bounds first
+  // (two comparisons) and divide only when a row falls outside it.
   let lastStart = -1n;
+  let lastEnd = -1n;
   let lastText = '';
   return (i) => {
     const raw = eff[i] ?? time[i];
     if (typeof raw !== 'bigint') return null;
-    const ns = BigInt.asUintN(64, raw);
-    const start = (ns / w) * w;
-    if (start !== lastStart) {
-      lastStart = start;
-      lastText = formatTimestamp(start);
-    }
+    const ns = raw >= 0n ? raw : BigInt.asUintN(64, raw);
+    if (ns >= lastStart && ns < lastEnd) return lastText;
+    lastStart = (ns / w) * w;
+    lastEnd = lastStart + w;
+    lastText = formatTimestamp(lastStart);
     return lastText;
   };
 }
@@ -104,11 +106,16 @@ export function groupEntryBytes(parts: readonly string[]): number {
   return n;
 }
 
+/** One level of the multi-term group index. */
+type NestedGroups = Map<string, NestedGroups | Group>;
+
 /** Hash aggregation over bound row groups. */
 export class Aggregator {
   readonly #stage: CountStage | AggregateStage;
   readonly #tracker: MemoryTracker;
   readonly #groups = new Map<string, Group>();
+  /** Multi-term groups: one map level per `by` term, the last level holding the group. */
+  readonly #nested: NestedGroups = new Map();
   /** Rows dropped for a NULL group key. */
   excluded = 0;
 
@@ -132,34 +139,50 @@ export class Aggregator {
       };
     }
     const single = getters.length === 1 ? getters[0] : undefined;
+    // Several terms: walk one nested map per term with a reused key array, so a row allocates nothing unless it
+    // starts a new group (a joined string key per row was most of the cost of `count by a, bucket(w)`).
+    const parts = new Array<string>(getters.length);
+    const last = getters.length - 1;
     return (i) => {
-      let mapKey: string;
-      let parts: string[] | undefined;
+      let g: Group | undefined;
       if (single !== undefined) {
         const k = single(i);
         if (k === null) {
           this.excluded++;
           return;
         }
-        mapKey = k;
+        g = this.#groups.get(k);
+        if (g === undefined) {
+          this.#tracker.grow(groupEntryBytes([k])); // reserve before insertion
+          g = { key: [k], count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
+          this.#groups.set(k, g);
+        }
       } else {
-        parts = [];
-        for (const g of getters) {
-          const k = g(i);
+        for (let t = 0; t <= last; t++) {
+          const k = (getters[t] as KeyGetter)(i);
           if (k === null) {
             this.excluded++;
             return;
           }
-          parts.push(k);
+          parts[t] = k;
         }
-        mapKey = parts.join('\u0000');
-      }
-      let g = this.#groups.get(mapKey);
-      if (g === undefined) {
-        const key = parts ?? [mapKey];
-        this.#tracker.grow(groupEntryBytes(key)); // reserve before insertion
-        g = { key, count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
-        this.#groups.set(mapKey, g);
+        let node = this.#nested;
+        for (let t = 0; t < last; t++) {
+          let next = node.get(parts[t] as string) as NestedGroups | undefined;
+          if (next === undefined) {
+            next = new Map();
+            node.set(parts[t] as string, next);
+          }
+          node = next;
+        }
+        g = node.get(parts[last] as string) as Group | undefined;
+        if (g === undefined) {
+          const key = parts.slice();
+          this.#tracker.grow(groupEntryBytes(key)); // reserve before insertion
+          g = { key, count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
+          node.set(parts[last] as string, g);
+          this.#groups.set(key.join('\u0000'), g);
+        }
       }
       g.count++;
       if (value !== undefined) {

@@ -3,6 +3,7 @@
  * Composes the enabled roles in one process: telemetry first, then the receiver (WAL recovery before its
  * listeners open). Logs one startup line per role with its bound addresses, and stops in reverse order.
  */
+import { startCompactor, type Compactor } from '@sluice/compactor';
 import type { SluiceConfig } from '@sluice/config';
 import type { Probes } from '@sluice/core';
 import { startQuerier, type Querier } from '@sluice/querier';
@@ -15,6 +16,7 @@ export interface RunningServer {
   readonly log: Logger;
   readonly receiver: Receiver | null;
   readonly querier: Querier | null;
+  readonly compactor: Compactor | null;
   stop(): Promise<void>;
 }
 
@@ -66,11 +68,22 @@ export async function startServer(config: SluiceConfig, version: string): Promis
     log.info('querier started', { http: `${q.address.address}:${q.address.port}`, mcp: config.querier.mcp.enabled, pool_bytes: q.pool.size });
   }
 
+  let compactor: Compactor | null = null;
+  if (config.compaction.enabled) {
+    compactor = startCompactor(config, { log: createLogger('compactor'), meter: telemetry.meter });
+    log.info('compactor started', { interval_secs: config.compaction.intervalSecs, grace_secs: config.compaction.graceSecs });
+  }
+
   return {
     log,
     receiver,
     querier,
+    compactor,
     async stop() {
+      if (compactor !== null) {
+        await compactor.stop();
+        log.info('compactor stopped');
+      }
       gauges?.stop();
       if (querier !== null) {
         await querier.stop();

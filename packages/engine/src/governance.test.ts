@@ -77,6 +77,42 @@ describe('listing and file caps', () => {
   });
 });
 
+describe('manifest committed between listing and manifest read', () => {
+  test('a file the manifest names but the listing missed is still read (not an empty partition)', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'engine-manifest-race-'));
+    try {
+      const s0 = createLocalObjectStore({ root: d });
+      const rows = makeRows({ tenant: 'acme', count: 400, startNs: T0, spanNs: H, seed: 2 });
+      const written = await writeDataFiles(s0, rows, { filesPerHour: 2, rowGroupRows: 100 });
+      const prefix = dataPartitionPrefix('acme', Number(T0 / 1_000_000n));
+      const hidden = written[1] ?? '';
+      await s0.put(`${prefix}manifest.json`, encodePartitionManifest({ generation: 4, files: [hidden.slice(prefix.length)] }));
+      // The listing ran before the compaction output existed: it does not see `hidden`.
+      const lagging: ObjectStore = {
+        put: (k, b, o) => s0.put(k, b, o),
+        putConditional: (k, b, c, o) => s0.putConditional(k, b, c, o),
+        get: (k) => s0.get(k),
+        getVersioned: (k) => s0.getVersioned(k),
+        getRange: (k, a, b) => s0.getRange(k, a, b),
+        head: (k) => s0.head(k),
+        delete: (k) => s0.delete(k),
+        list(o) {
+          const inner = s0.list(o);
+          return {
+            async *[Symbol.asyncIterator]() {
+              for await (const e of inner) if (!(e.kind === 'object' && e.key === hidden)) yield e;
+            },
+          };
+        },
+      };
+      const r = await run(lagging, `true | ${R} | count`, { nowNs: NOW });
+      assert.equal(r.json.rows, 200, 'the manifest-named file is read');
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('memory pool', () => {
   test('a tiny pool refuses a big query with query_memory_limit and nothing stays held', async () => {
     const pool = createMemoryPool({ sizeBytes: 1 << 20 });

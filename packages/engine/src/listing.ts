@@ -138,8 +138,15 @@ export async function listLiveFiles(
       const sizes = new Map(objects.map((o) => [o.key, o.size]));
       for (const name of parsed.files) {
         const key = `${prefix}${name}`;
-        const size = sizes.get(key);
-        if (size === undefined) continue; // listed in the manifest but not present: nothing to read
+        let size = sizes.get(key);
+        if (size === undefined) {
+          // Named by the manifest but not in our listing: a compaction committed between the listing and the
+          // manifest read. Ask for it directly rather than reading the partition as empty.
+          checkAborted(signal);
+          const head = await store.head(key);
+          if (head === null) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+          size = head.size;
+        }
         files.push({ key, size });
         if (files.length > limits.maxFiles) tooMany();
       }

@@ -178,7 +178,7 @@ test('a config file that names an unknown key is caught by the parser this test 
   assert.equal(r.ok, false);
 });
 
-test('every querier.limits value set in values lands under its snake_case key with its value', () => {
+test('RFC0058.8: every querier.limits value set in values lands under its snake_case key with its value', () => {
   const docs = render(...CI);
   const values = parse(readFileSync(ciValues, 'utf8')).querier.limits;
   const mapping = {
@@ -284,7 +284,7 @@ test('no env var the chart sets names a configuration key (file mode would refus
   assert.match(renderFails('--set', 'storage.s3.accessKeyIdEnv=SLUICE_STORAGE_S3_ACCESS_KEY_ID'), /accessKeyIdEnv/);
 });
 
-test('NOTES warns when the querier has neither a memory limit nor memoryPoolBytes, and only then', () => {
+test('RFC0058.8: NOTES warns when the querier has neither a memory limit nor memoryPoolBytes, and only then', () => {
   const warning = /WARNING: the querier runs with neither querier\.resources\.limits\.memory nor querier\.limits\.memoryPoolBytes/;
   assert.match(notes(), warning, 'default values');
   assert.doesNotMatch(notes('-f', testValues('pool-bytes-only-values.yaml')), /WARNING/, 'memoryPoolBytes set');

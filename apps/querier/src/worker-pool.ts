@@ -29,6 +29,11 @@ export interface WorkerPoolOptions {
   readonly pool: MemoryPool;
   /** V8 old-generation limit per worker, MiB (derived from the pool size). */
   readonly maxOldGenerationSizeMb: number;
+  /**
+   * Test seam: the worker script. Default `./query-worker.js` (production never sets it); tests pass a script that
+   * wraps the real worker to make it die mid-query.
+   */
+  readonly workerUrl?: URL;
   /** Called when a worker dies (for the server log). */
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
 }
@@ -54,7 +59,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const waiting: ((slot: Slot) => void)[] = [];
 
   const spawn = (): Slot => {
-    const worker = new Worker(new URL('./query-worker.js', import.meta.url), {
+    const worker = new Worker(options.workerUrl ?? new URL('./query-worker.js', import.meta.url), {
       workerData: options.data,
       resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
     });
@@ -79,8 +84,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     worker.on('error', (error: Error & { code?: string }) => {
       deathReason = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'out_of_memory' : 'crash';
     });
+    // Read now: once the thread has stopped, `worker.threadId` is -1 (already in the 'exit' handler), and
+    // releaseThread(-1) would release nothing.
+    const threadId = worker.threadId;
     worker.on('exit', () => {
-      const threadId = worker.threadId;
       // Whatever the dead thread had reserved goes back to the pool.
       options.pool.releaseThread(threadId);
       const job = slot.job;

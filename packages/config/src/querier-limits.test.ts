@@ -53,13 +53,13 @@ describe('querier.limits (RFC 0058 §3.7)', () => {
     for (const [, camel, v] of KEYS) assert.equal(limits[camel], v, camel);
   });
 
-  test('${env:VAR:-default} uses the default when VAR is unset or empty, the value otherwise', () => {
+  test('RFC0058.8: ${env:VAR:-default} uses the default when VAR is unset or empty, the value otherwise', () => {
     assert.equal(limitsOf('    max_files: ${env:F:-42}\n').maxFiles, 42);
     assert.equal(limitsOf('    max_files: ${env:F:-42}\n', { F: '' }).maxFiles, 42);
     assert.equal(limitsOf('    max_files: ${env:F:-42}\n', { F: '43' }).maxFiles, 43);
   });
 
-  test('an empty value (including an unset ${env:X:-}) means "not set": the built-in default or null', () => {
+  test('RFC0058.8: an empty value (including an unset ${env:X:-}) means "not set": the built-in default or null', () => {
     const limits = limitsOf(
       '    memory_pool_bytes: ${env:OURIOS_QUERY_POOL_BYTES:-}\n    memory_pool_fraction:\n    max_rows: ""\n    max_concurrent_queries: ${env:Q:-}\n',
     );
@@ -69,25 +69,25 @@ describe('querier.limits (RFC 0058 §3.7)', () => {
     assert.equal(limits.maxConcurrentQueries, 4);
   });
 
-  test('an unknown key under querier.limits is an issue', () => {
+  test('RFC0058.8: an unknown key under querier.limits is an issue', () => {
     assert.deepEqual(rejection('    max_objects: 5\n').path, 'querier.limits.max_objects');
   });
 
-  test('max_concurrent_queries >= 1', () => {
+  test('RFC0058.8: max_concurrent_queries >= 1', () => {
     assert.match(rejection('    max_concurrent_queries: 0\n').message, />= 1/);
   });
 
-  test('max_queued_queries >= 0 (0 is valid: no queueing)', () => {
+  test('RFC0058.8: max_queued_queries >= 0 (0 is valid: no queueing)', () => {
     assert.equal(limitsOf('    max_queued_queries: 0\n').maxQueuedQueries, 0);
     assert.match(rejection('    max_queued_queries: -1\n').message, />= 0/);
   });
 
-  test('queue_timeout_ms >= 1', () => {
+  test('RFC0058.8: queue_timeout_ms >= 1', () => {
     assert.match(rejection('    queue_timeout_ms: 0\n').message, />= 1/);
   });
 
   for (const key of ['max_listed_objects', 'max_files', 'default_rows', 'max_rows', 'max_result_bytes']) {
-    test(`count/byte cap ${key} >= 1`, () => {
+    test(`RFC0058.8: count/byte cap ${key} >= 1`, () => {
       const extra = key === 'max_rows' ? '    default_rows: 1\n' : '';
       const issue = rejection(`    ${key}: 0\n${extra}`);
       assert.equal(issue.path, `querier.limits.${key}`);
@@ -95,31 +95,31 @@ describe('querier.limits (RFC 0058 §3.7)', () => {
     });
   }
 
-  test('default_rows <= max_rows (equal is valid)', () => {
+  test('RFC0058.8: default_rows <= max_rows (equal is valid)', () => {
     assert.equal(limitsOf('    default_rows: 20\n    max_rows: 20\n').defaultRows, 20);
     const issue = rejection('    default_rows: 21\n    max_rows: 20\n');
     assert.equal(issue.path, 'querier.limits.default_rows');
     assert.match(issue.message, /<= max_rows \(20\), got 21/);
   });
 
-  test('default_rows above the default max_rows is rejected too', () => {
+  test('RFC0058.8: default_rows above the default max_rows is rejected too', () => {
     assert.equal(rejection('    default_rows: 10001\n').path, 'querier.limits.default_rows');
   });
 
-  test('memory_pool_bytes >= 32 MiB when set', () => {
+  test('RFC0058.8: memory_pool_bytes >= 32 MiB when set', () => {
     assert.equal(limitsOf('    memory_pool_bytes: 33554432\n').memoryPoolBytes, 33554432);
     const issue = rejection('    memory_pool_bytes: 33554431\n');
     assert.equal(issue.path, 'querier.limits.memory_pool_bytes');
     assert.match(issue.message, />= 33554432/);
   });
 
-  test('memory_pool_fraction in (0, 1]', () => {
+  test('RFC0058.8: memory_pool_fraction in (0, 1]', () => {
     assert.equal(limitsOf('    memory_pool_fraction: 1\n').memoryPoolFraction, 1);
     assert.match(rejection('    memory_pool_fraction: 0\n').message, /in \(0, 1\]/);
     assert.match(rejection('    memory_pool_fraction: 1.01\n').message, /in \(0, 1\]/);
   });
 
-  test('non-numeric values are rejected with the key named', () => {
+  test('RFC0058.8: non-numeric values are rejected with the key named', () => {
     const issue = rejection('    max_rows: lots\n');
     assert.equal(issue.path, 'querier.limits.max_rows');
     assert.match(issue.message, /must be an integer >= 1, got "lots"/);

@@ -121,26 +121,26 @@ describe('compactPartition (local store)', () => {
     assert.equal(sealed.status, 'committed', 'one millisecond past the grace it qualifies');
   });
 
-  test('a manifest-governed partition compacts only its listed files and never deletes an unlisted unknown file', async () => {
+  test('a manifest-governed partition ignores nothing acknowledged: an unlisted receiver file (late data) is adopted into the next generation', async () => {
     const prefix = partitionPrefix('governed', SEALED_HOUR_MS);
     const a = await writeDataFile(store, prefix, rowsFor(120, 1, SEALED_HOUR_MS, 'governed'));
     const b = await writeDataFile(store, prefix, rowsFor(80, 2, SEALED_HOUR_MS, 'governed'));
     const stray = await writeDataFile(store, prefix, rowsFor(33, 3, SEALED_HOUR_MS, 'governed'));
     const name = (k: string) => k.slice(prefix.length);
     await store.put(manifestKey(prefix), encodePartitionManifest({ generation: 7, files: [name(a), name(b)] }));
-    const expected = await duck.expectedOrder(store, [a, b]);
+    const expected = await duck.expectedOrder(store, [a, b, stray]);
     const outcome = await compactPartition(store, prefix, { now, graceSecs: GRACE_SECS, scratchDir: scratch });
     assert.ok(outcome.status === 'committed');
     assert.equal(outcome.generation, 8);
-    assert.equal(outcome.rows, 200);
+    assert.equal(outcome.rows, 233, 'the late file\'s rows are merged in');
     assert.deepEqual(outcome.cleanup.stranded, [stray]);
     assert.deepEqual(await duck.fileOrder(store, await liveKeys(store, prefix)), expected);
-    // Far past every grace: the retired inputs go, the unknown file stays.
+    // Far past every grace: the retired inputs, the adopted file included, are deleted; nothing is stranded.
     const later = await compactPartition(store, prefix, { now: () => now() + 10 * GRACE_MS, graceSecs: GRACE_SECS, scratchDir: scratch });
     assert.ok(later.status === 'noop');
-    assert.deepEqual([...later.cleanup.deleted].sort(), [a, b].sort());
-    assert.deepEqual(later.cleanup.stranded, [stray]);
-    assert.deepEqual(await parquetKeys(store, prefix), [stray, `${prefix}${outcome.output}`].sort());
+    assert.deepEqual([...later.cleanup.deleted].sort(), [a, b, stray].sort());
+    assert.deepEqual(later.cleanup.stranded, []);
+    assert.deepEqual(await parquetKeys(store, prefix), [`${prefix}${outcome.output}`]);
   });
 
   test('lost CAS race on generation n: two compactors that both read it commit once; the loser’s output is an orphan deleted only after the grace', async () => {

@@ -121,7 +121,7 @@ async function openFile(store: ObjectStore, prefix: string, name: string, size: 
  *   the grace ago (readers of the previous generation have finished);
  * - a compaction output that is not live (it lost its race or was itself replaced), created more than the grace
  *   ago (so a concurrent compactor is not still about to commit it).
- * Everything else unlisted is kept and reported as stranded.
+ * Everything else unlisted is kept and reported as stranded; {@link compactPartition} then adopts it.
  */
 async function cleanUp(
   store: ObjectStore,
@@ -225,6 +225,16 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   for (const name of liveNames) liveFiles.set(name, await openFile(store, prefix, name, listing.files.get(name) ?? 0));
 
   const cleanup = manifest !== null && hasUnlisted ? await cleanUp(store, prefix, listing, live, liveFiles, nowMs, graceMs) : NO_CLEANUP;
+  // An unlisted file without compaction provenance is a receiver file that landed after this partition was
+  // compacted (late data) or after its generation-0 bootstrap: acknowledged rows that readers cannot see while
+  // the manifest is authoritative. Adopt it into this compaction so it becomes live with the next generation.
+  for (const key of cleanup.stranded) {
+    const name = key.slice(prefix.length);
+    liveNames.push(name);
+    live.add(name);
+    liveFiles.set(name, await openFile(store, prefix, name, listing.files.get(name) ?? 0));
+  }
+  liveNames.sort(compareKeys);
   if (liveNames.length <= 1) return { status: 'noop', partition: prefix, reason: 'single_file', cleanup };
 
   // An output must never sit unlisted in a partition without a manifest (readers would glob it as live, and a

@@ -122,7 +122,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
     into.deleted.push(...outcome.cleanup.deleted);
     into.stranded.push(...outcome.cleanup.stranded);
     if (outcome.cleanup.stranded.length > 0) {
-      log.warn('unlisted data files kept: not referenced by the manifest and not provably redundant', {
+      log.warn('adopting unlisted data files (late writes) into the partition: not in the manifest and not compaction outputs', {
         partition: prefix,
         files: outcome.cleanup.stranded,
       });

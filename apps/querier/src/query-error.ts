@@ -4,7 +4,7 @@
  * and one for the MCP JSON-RPC error code, so a new kind fails compilation until both surfaces map it.
  */
 import { assertNever } from '@sluice/core';
-import type { LimitErrorKind } from '@sluice/limits';
+import { limitErrorStatus, type LimitErrorKind } from '@sluice/limits';
 
 /** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
 export type QueryErrorKind =
@@ -33,11 +33,11 @@ export function httpStatusFor(kind: QueryErrorKind): 400 | 413 | 422 | 500 | 503
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':
-      return 422;
     case 'query_memory_contended':
     case 'query_queue_full':
     case 'query_queue_timeout':
-      return 503;
+      // The RFC's 422 "ask for less" / 503 "busy, retry" split has one owner: @sluice/limits.
+      return limitErrorStatus(kind);
     case 'internal':
       return 500;
     default:
@@ -61,10 +61,10 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':
-      return JSONRPC_INVALID_REQUEST;
     case 'query_memory_contended':
     case 'query_queue_full':
     case 'query_queue_timeout':
+      return limitErrorStatus(kind) === 422 ? JSONRPC_INVALID_REQUEST : JSONRPC_INTERNAL_ERROR;
     case 'internal':
       return JSONRPC_INTERNAL_ERROR;
     default:

@@ -8,6 +8,7 @@
  * rejection, HTTP and MCP) and the worker backstop (a worker dying mid-query). No leg depends on timing: every wait
  * is for an observable state (a queue depth, a call count), and timeouts fire only when the test advances time.
  */
+import { ManualTimers } from '@sluice/limits/testing';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
 import type { LogRecord } from '@sluice/core';
-import { createAdmissionGate, createMemoryPool, type AdmissionGate, type GateTimers, type MemoryPool } from '@sluice/limits';
+import { createAdmissionGate, createMemoryPool, type AdmissionGate, type MemoryPool } from '@sluice/limits';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
 import {
   ATTR_ERROR_TYPE,
@@ -97,33 +98,6 @@ after(async () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Harness
-
-/** Paused time: timers fire only on `advance`. */
-class ManualTimers implements GateTimers {
-  #now = 0;
-  #next = 1;
-  #timers = new Map<number, { at: number; callback: () => void }>();
-  now = (): number => this.#now;
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.#next++;
-    this.#timers.set(id, { at: this.#now + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number);
-  }
-  advance(ms: number): void {
-    const target = this.#now + ms;
-    for (;;) {
-      const due = [...this.#timers].filter(([, t]) => t.at <= target).sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.#timers.delete(due[0]);
-      this.#now = due[1].at;
-      due[1].callback();
-    }
-    this.#now = target;
-  }
-}
 
 /** A worker pool whose jobs block until the test finishes them (admission and permit legs only). */
 class BlockingWorkers implements WorkerPool {

@@ -74,7 +74,14 @@ export async function runGovernanceLoad(options: LoadOptions): Promise<LoadRepor
       const heavy = (c + i) % 2 === 0;
       const list = heavy ? options.heavyQueries : options.lightQueries;
       const statement = list[(c * 7 + i) % list.length]!;
-      const answer = await postQuery(options.queryUrl, options.tenant, statement);
+      let answer;
+      try {
+        answer = await postQuery(options.queryUrl, options.tenant, statement);
+      } catch {
+        // The querier is unreachable (the process died): count it and stop this client; the caller reports it.
+        report.rejections['transport_error'] = (report.rejections['transport_error'] ?? 0) + 1;
+        return;
+      }
       report.queries++;
       if (answer.status === 200) {
         report.ok++;

@@ -1,0 +1,107 @@
+/**
+ * @module bench-corpus
+ * The query-bench corpus builder and query suite, shared by `bench:query`, `bench:governance` and the cgroup soak:
+ * `rows` mined records of {@link corpusRecords} (three hours from 2026-03-01T10:00Z) written straight into a
+ * local store as Parquet in the receiver's layout, one file per (hour, 250k-row chunk), rows in time order.
+ */
+import { readFileSync } from 'node:fs';
+import type { LogRecord } from '@sluice/core';
+import { createMiner } from '@sluice/miner';
+import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
+import { corpusRecords } from '../helpers/query-corpus.js';
+
+const HOUR_NS = 3_600_000_000_000n;
+const CHUNK = 250_000;
+
+/** Options for {@link buildQueryCorpus}. */
+export interface CorpusOptions {
+  readonly rows: number;
+  readonly tenant: string;
+  /**
+   * Text appended to record `i`'s body (default none: the query bench's corpus). The soak uses it to make
+   * bodies long, so decoding a row group or grouping by body is really heavy.
+   */
+  readonly bodySuffix?: (i: number) => string;
+}
+
+function withSuffix(record: LogRecord, suffix: string): LogRecord {
+  return { ...record, body: { kind: 'string', value: (record.body as { value: string }).value + suffix } };
+}
+
+/** Writes the corpus under `root`; returns the template id of the "connection to … timed out" template. */
+export async function buildQueryCorpus(root: string, options: CorpusOptions): Promise<{ needle: bigint }> {
+  const store = createLocalObjectStore({ root });
+  const miner = createMiner();
+  const records = corpusRecords(0, options.rows);
+  let needle = 0n;
+  for (let start = 0; start < records.length; start += CHUNK) {
+    const chunk = records.slice(start, start + CHUNK);
+    const byHour = new Map<bigint, StoredLogRow[]>();
+    for (let k = 0; k < chunk.length; k++) {
+      const record = options.bodySuffix ? withSuffix(chunk[k]!, options.bodySuffix(start + k)) : chunk[k]!;
+      const mined = miner.mine(options.tenant, record);
+      if (needle === 0n && (record.body as { value: string }).value.startsWith('connection to')) needle = mined.templateId;
+      const hour = record.timeUnixNano / HOUR_NS;
+      const list = byHour.get(hour) ?? [];
+      list.push({ tenantId: options.tenant, record, mined });
+      byHour.set(hour, list);
+    }
+    for (const rows of byHour.values()) {
+      await store.put(dataFileKey(options.tenant, rows[0]!.record.timeUnixNano, uuidv7()), await encodeLogsParquet(rows));
+    }
+  }
+  return { needle };
+}
+
+/** The corpus's whole window, as a DSL range. */
+export const CORPUS_WINDOW = 'range(2026-03-01T10:00:00Z, 2026-03-01T13:00:00Z)';
+
+/** One query of the suite, in Sluice DSL and DuckDB SQL over view `t`. */
+export interface SuiteQuery {
+  readonly name: string;
+  readonly sluice: string;
+  readonly duck: string;
+}
+
+/** The query bench's six queries. */
+export function querySuite(needle: bigint): SuiteQuery[] {
+  const W = CORPUS_WINDOW;
+  const NEEDLE_W = 'range(2026-03-01T11:00:00Z, 2026-03-01T11:30:00Z)';
+  return [
+    { name: 'count by template_id', sluice: `true | ${W} | count by template_id`, duck: 'SELECT template_id, count(*) FROM t GROUP BY 1' },
+    {
+      name: 'count by service, bucket(5m)',
+      sluice: `true | ${W} | count by service, bucket(5m)`,
+      duck: `SELECT "resource.service.name", epoch_ns(effective_time_unix_nano) // 300000000000 AS b, count(*) FROM t GROUP BY 1, 2`,
+    },
+    { name: 'substring search, limit 100', sluice: `contains(body, "timed out") | ${W} | limit 100`, duck: `SELECT * FROM t WHERE body LIKE '%timed out%' LIMIT 100` },
+    { name: 'full-scan substring count', sluice: `contains(body, "timed out") | ${W} | count`, duck: `SELECT count(*) FROM t WHERE body LIKE '%timed out%'` },
+    {
+      name: 'windowed template needle',
+      sluice: `template_id == ${needle} | ${NEEDLE_W} | limit 100`,
+      duck: `SELECT * FROM t WHERE template_id = ${needle} AND effective_time_unix_nano >= '2026-03-01 11:00:00' AND effective_time_unix_nano < '2026-03-01 11:30:00' LIMIT 100`,
+    },
+    { name: '10k-row materialization', sluice: `true | ${W} | limit 10000`, duck: 'SELECT * FROM t LIMIT 10000' },
+  ];
+}
+
+/** The median (upper median for an even count). */
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function statusKb(pid: number, key: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0);
+}
+
+/** Peak resident set of `pid` in KiB (`VmHWM`). */
+export function vmHwmKb(pid: number): number {
+  return statusKb(pid, 'VmHWM');
+}
+
+/** Current resident set of `pid` in KiB (`VmRSS`). */
+export function vmRssKb(pid: number): number {
+  return statusKb(pid, 'VmRSS');
+}

@@ -225,7 +225,9 @@ describe('compactPartition (local store)', () => {
     const keys = await parquetKeys(store, prefix);
     assert.equal(keys.length, 3, 'the stalled output exists, unlisted');
     assert.deepEqual(await duck.expectedOrder(store, await liveKeys(store, prefix)), expected, 'readers still see the inputs only');
-    const next = await compactPartition(store, prefix, { now: () => clock + GRACE_MS, graceSecs: GRACE_SECS, scratchDir: scratch });
+    // UUIDv7 names are monotonic per process, so earlier tests that ran "in the future" can push this output's
+    // name time ahead of `clock`: judge it from well past every such time.
+    const next = await compactPartition(store, prefix, { now: () => clock + 100 * GRACE_MS, graceSecs: GRACE_SECS, scratchDir: scratch });
     assert.ok(next.status === 'committed');
     assert.equal(next.generation, 1);
     assert.deepEqual(next.cleanup.deleted, keys.filter((k) => !inputs.includes(k)), 'the stalled output is deleted once past the grace');

@@ -55,9 +55,13 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
 
   const pool = createMemoryPool({ sizeBytes: sizing.value.sizeBytes, maxQueries: Math.max(64, limits.maxConcurrentQueries * 2) });
   const gate = createAdmissionGate({ maxConcurrent: limits.maxConcurrentQueries, maxQueued: limits.maxQueuedQueries, queueTimeoutMs: limits.queueTimeoutMs });
-  // A query may hold the whole pool (greedy), so each worker's heap must fit the pool plus headroom; the pool,
-  // not the heap limit, is what keeps the sum of all queries bounded.
-  const maxOldGenerationSizeMb = Math.ceil((sizing.value.sizeBytes * 1.5) / 1_048_576) + WORKER_HEAP_BASE_MB;
+  // The pool bounds what queries retain; the heap limits bound garbage. A query may hold the whole pool (greedy),
+  // but N workers may not each grow to the pool: each worker gets 1.25 × its fair share of the pool plus a base,
+  // so the sum of worker heaps stays near 1.25 × pool. A query that outgrows its worker's heap is failed as a
+  // memory limit (the backstop), never the process.
+  const poolMb = sizing.value.sizeBytes / 1_048_576;
+  const maxOldGenerationSizeMb = Math.ceil((1.25 * poolMb) / limits.maxConcurrentQueries) + WORKER_HEAP_BASE_MB;
+  deps.log.info('query worker heap limit', { workers: limits.maxConcurrentQueries, max_old_generation_mb: maxOldGenerationSizeMb });
   const workers = createWorkerPool({
     size: limits.maxConcurrentQueries,
     pool,

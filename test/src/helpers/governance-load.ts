@@ -77,10 +77,17 @@ export async function runGovernanceLoad(options: LoadOptions): Promise<LoadRepor
       let answer;
       try {
         answer = await postQuery(options.queryUrl, options.tenant, statement);
-      } catch {
-        // The querier is unreachable (the process died): count it and stop this client; the caller reports it.
-        report.rejections['transport_error'] = (report.rejections['transport_error'] ?? 0) + 1;
-        return;
+      } catch (first) {
+        if (report.exportErrors.length < 5) report.exportErrors.push(`query transport (retried): ${String((first as { cause?: unknown }).cause ?? first)}`);
+        // A reused keep-alive socket the server had just closed fails the request before it was sent; a real
+        // client retries that once. A second failure means the querier is unreachable: count it, stop this client.
+        try {
+          answer = await postQuery(options.queryUrl, options.tenant, statement);
+        } catch (error) {
+          report.rejections['transport_error'] = (report.rejections['transport_error'] ?? 0) + 1;
+          if (report.exportErrors.length < 5) report.exportErrors.push(`query transport: ${String((error as { cause?: unknown }).cause ?? error)}`);
+          return;
+        }
       }
       report.queries++;
       if (answer.status === 200) {

@@ -114,67 +114,55 @@ class JsonWalker {
     return out;
   }
 
+  /** Runs `read` with `key` appended to the JSON path that error messages cite. */
+  private at<T>(key: string | number, read: () => T): T {
+    this.path.push(key);
+    try {
+      return read();
+    } finally {
+      this.path.pop();
+    }
+  }
+
+  /** Decodes `items` (a JSON array at `key`) element by element, each under its index in the path. */
+  private each(key: string, items: unknown, visit: (item: unknown) => void): void {
+    this.at(key, () => {
+      const list = this.array(items);
+      for (let i = 0; i < list.length; i++) this.at(i, () => visit(list[i]));
+    });
+  }
+
   private resourceLogs(v: unknown, out: LogRecord[]): void {
     const o = this.object(v);
     if (o === null) return;
     const resource: MutableResource = { attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
-    this.path.push('resource');
-    const r = this.object(o.resource);
-    if (r !== null) {
-      this.path.push('attributes');
-      resource.attributes = this.keyValues(r.attributes, 0);
-      this.path.pop();
-      this.path.push('droppedAttributesCount');
-      resource.droppedAttributesCount = this.uint32(r.droppedAttributesCount);
-      this.path.pop();
-    }
-    this.path.pop();
-    this.path.push('schemaUrl');
-    resource.schemaUrl = this.string(o.schemaUrl);
-    this.path.pop();
-    this.path.push('scopeLogs');
-    const sls = this.array(o.scopeLogs);
-    for (let i = 0; i < sls.length; i++) {
-      this.path.push(i);
-      this.scopeLogs(sls[i], resource, out);
-      this.path.pop();
-    }
-    this.path.pop();
+    this.at('resource', () => {
+      const r = this.object(o.resource);
+      if (r === null) return;
+      resource.attributes = this.at('attributes', () => this.keyValues(r.attributes, 0));
+      resource.droppedAttributesCount = this.at('droppedAttributesCount', () => this.uint32(r.droppedAttributesCount));
+    });
+    resource.schemaUrl = this.at('schemaUrl', () => this.string(o.schemaUrl));
+    this.each('scopeLogs', o.scopeLogs, (item) => this.scopeLogs(item, resource, out));
   }
 
   private scopeLogs(v: unknown, resource: MutableResource, out: LogRecord[]): void {
     const o = this.object(v);
     if (o === null) return;
     const scope: MutableScope = { name: '', version: '', attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
-    this.path.push('scope');
-    const s = this.object(o.scope);
-    if (s !== null) {
-      this.path.push('name');
-      scope.name = this.string(s.name);
-      this.path.pop();
-      this.path.push('version');
-      scope.version = this.string(s.version);
-      this.path.pop();
-      this.path.push('attributes');
-      scope.attributes = this.keyValues(s.attributes, 0);
-      this.path.pop();
-      this.path.push('droppedAttributesCount');
-      scope.droppedAttributesCount = this.uint32(s.droppedAttributesCount);
-      this.path.pop();
-    }
-    this.path.pop();
-    this.path.push('schemaUrl');
-    scope.schemaUrl = this.string(o.schemaUrl);
-    this.path.pop();
-    this.path.push('logRecords');
-    const lrs = this.array(o.logRecords);
-    for (let i = 0; i < lrs.length; i++) {
-      this.path.push(i);
-      const rec = this.logRecord(lrs[i], resource, scope);
+    this.at('scope', () => {
+      const s = this.object(o.scope);
+      if (s === null) return;
+      scope.name = this.at('name', () => this.string(s.name));
+      scope.version = this.at('version', () => this.string(s.version));
+      scope.attributes = this.at('attributes', () => this.keyValues(s.attributes, 0));
+      scope.droppedAttributesCount = this.at('droppedAttributesCount', () => this.uint32(s.droppedAttributesCount));
+    });
+    scope.schemaUrl = this.at('schemaUrl', () => this.string(o.schemaUrl));
+    this.each('logRecords', o.logRecords, (item) => {
+      const rec = this.logRecord(item, resource, scope);
       if (rec !== null) out.push(rec);
-      this.path.pop();
-    }
-    this.path.pop();
+    });
   }
 
   private logRecord(v: unknown, resource: MutableResource, scope: MutableScope): LogRecord | null {

@@ -3,7 +3,7 @@
  * A query worker thread: attaches the shared memory pool, runs one query at a time with @sluice/engine, and
  * posts the serialized response back. Any failure inside a query becomes a typed error for that query only.
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
@@ -102,6 +102,11 @@ const gc = runInNewContext('gc') as (() => void) | undefined;
  * sees (measured under a 1.5 GiB cgroup: RSS climbed past the limit with the pool well inside it).
  */
 function collectGarbage(): void {
-  if (gc !== undefined && running.size === 0) gc();
+  if (running.size !== 0) return;
+  gc?.();
+  // What a collection cannot give back (wasm linear memory never shrinks, fragmented heap pages) goes back by
+  // replacing the worker; the main thread decides, so a job already dispatched here is never lost.
+  const heap = getHeapStatistics();
+  if (heap.total_heap_size + heap.external_memory > settings.recycleBytes) post({ type: 'recycle' });
 }
 post({ type: 'ready' });

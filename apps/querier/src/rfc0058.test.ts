@@ -155,6 +155,7 @@ function harness(o: HarnessOptions = {}): Harness {
         pool: pool.shared,
         storage: { backend: 'local', root: dir },
         defaultWindowSecs: 3600,
+        recycleBytes: 1 << 30,
         limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20, ...o.limits },
       },
     });

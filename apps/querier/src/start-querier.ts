@@ -70,6 +70,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       pool: pool.shared,
       storage: storageSettingsFrom(config.storage),
       defaultWindowSecs: config.querier.defaultWindowSecs,
+      // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
+      recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2),
       limits: {
         defaultRows: limits.defaultRows,
         maxRows: limits.maxRows,
@@ -78,7 +80,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
         maxResultBytes: limits.maxResultBytes,
       },
     },
-    onWorkerDeath: (info) => deps.log.warn('query worker died; replaced', info),
+    onWorkerDeath: (info) =>
+      info.reason === 'recycled' ? deps.log.info('query worker recycled', info) : deps.log.warn('query worker died; replaced', info),
   });
   const service = createQueryService({ gate, workers, pool, log: deps.log, ...(deps.observer ? { observer: deps.observer } : {}) });
   const app = createQueryApp({

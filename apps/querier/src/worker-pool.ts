@@ -50,6 +50,7 @@ interface Slot {
   worker: Worker;
   ready: Promise<void>;
   job: { id: string; resolve: (r: JobResult) => void } | null;
+  recycling: boolean;
 }
 
 /** Starts `size` query workers. */
@@ -64,9 +65,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
     });
     let markReady!: () => void;
-    const slot: Slot = { worker, ready: new Promise((r) => (markReady = r)), job: null };
+    const slot: Slot = { worker, ready: new Promise((r) => (markReady = r)), job: null, recycling: false };
     worker.on('message', (message: FromQueryWorker) => {
       if (message.type === 'ready') return markReady();
+      if (message.type === 'recycle') {
+        // Only an idle worker is replaced; one that already has its next job asks again after it.
+        const at = idle.indexOf(slot);
+        if (slot.job === null && at >= 0 && !closing) {
+          idle.splice(at, 1);
+          slot.recycling = true;
+          void worker.terminate();
+        }
+        return;
+      }
       const job = slot.job;
       if (job === null || job.id !== message.id) return;
       slot.job = null;
@@ -92,7 +103,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       options.pool.releaseThread(threadId);
       const job = slot.job;
       slot.job = null;
-      options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: deathReason });
+      options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: slot.recycling ? 'recycled' : deathReason });
       if (job !== null) {
         const error: QueryError =
           deathReason === 'out_of_memory'

@@ -15,6 +15,8 @@ export interface QueryWorkerData {
   readonly pool: SharedMemoryPoolHandle;
   readonly storage: StorageSettings;
   readonly defaultWindowSecs: number;
+  /** An idle worker whose V8 heap plus external (wasm, ArrayBuffer) memory still exceeds this after a full GC asks to be replaced. */
+  readonly recycleBytes: number;
   readonly limits: {
     readonly defaultRows: number;
     readonly maxRows: number;
@@ -35,6 +37,8 @@ export type ToQueryWorker =
 /** Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. */
 export type FromQueryWorker =
   | { readonly type: 'ready' }
+  /** Idle and over `recycleBytes` after a full GC: the pool replaces this worker unless a job is already on its way. */
+  | { readonly type: 'recycle' }
   | {
       readonly type: 'done';
       readonly id: string;

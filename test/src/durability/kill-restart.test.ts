@@ -86,5 +86,7 @@ test(`kill -9 at random moments during a steady export stream loses no acknowled
   }
   assert.ok(acked.size > CYCLES, `the stream made progress (seed ${seed}): ${acked.size} batches acknowledged`);
   assert.equal(missing, 0, `acknowledged records missing after ${CYCLES} kill -9 cycles (seed ${seed})`);
-  assert.ok(replays > 0, 'at least one restart replayed acknowledged exports from the WAL');
+  // How many restarts found acknowledged exports to replay depends on where each kill landed relative to the
+  // 1 s flush; it is reported, not asserted (the durability assertion above is the contract).
+  console.log(`kill -9 cycles: ${CYCLES}, acknowledged batches: ${acked.size}, restarts that replayed exports: ${replays}, seed ${seed}`);
 });

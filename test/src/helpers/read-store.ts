@@ -107,3 +107,24 @@ export async function duckDbRows(location: StoreLocation): Promise<DuckRow[]> {
     instance.closeSync();
   }
 }
+
+/**
+ * Polls until at least `count` data rows are stored (the sink flushes on its age trigger), then returns them.
+ * A read that fails while the sink is still uploading (s3rver serves an object while its PUT is in progress) is
+ * retried on the next poll; a store that never reaches `count` rows fails with the last error or count.
+ */
+export async function waitForStoredRows(location: StoreLocation, count: number, timeoutMs = 60_000): Promise<StoredRowView[]> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  let rows: StoredRowView[] = [];
+  while (Date.now() < deadline) {
+    try {
+      rows = await readStoredRows(location);
+      if (rows.length >= count) return rows;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`only ${rows.length} of ${count} rows stored after ${timeoutMs} ms${last ? `; last read error: ${String(last)}` : ''}`);
+}

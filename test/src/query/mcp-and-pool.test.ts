@@ -12,7 +12,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { metricValue } from '../helpers/metrics.js';
 import { big, field, postQuery } from '../helpers/query-client.js';
 import { corpusRecords, exportRecords } from '../helpers/query-corpus.js';
-import { readStoredRows, type StoreLocation } from '../helpers/read-store.js';
+import { waitForStoredRows, type StoreLocation } from '../helpers/read-store.js';
 import { startS3Server, type TestS3Server } from '../helpers/s3-server.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
@@ -59,8 +59,7 @@ for (const backend of ['local', 's3'] as const) {
       // Long bodies make the decoded data of a full scan far larger than the 32 MiB pool.
       const records = corpusRecords(0, RECORDS).map((r, i) => ({ ...r, body: { kind: 'string' as const, value: `${(r.body as { value: string }).value} ${'x'.repeat(6000 + (i % 7))}` } }));
       await exportRecords(server.otlpHttpUrl, 'acme', records, 500);
-      const deadline = Date.now() + 60_000;
-      while ((await readStoredRows(location)).length < RECORDS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 300));
+      await waitForStoredRows(location, RECORDS);
     });
     after(async () => {
       if (server.child.exitCode === null) await server.stop();

@@ -10,7 +10,7 @@ import { toHex } from '@sluice/core';
 import type { JsonValue } from '@sluice/query';
 import { big, field, postQuery } from '../helpers/query-client.js';
 import { corpusRecords, exportRecords } from '../helpers/query-corpus.js';
-import { readStoredRows, type StoredRowView } from '../helpers/read-store.js';
+import { waitForStoredRows, type StoredRowView } from '../helpers/read-store.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
@@ -72,13 +72,7 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
     url = server.queryUrl!;
     for (const [i, tenant] of TENANTS.entries()) await exportRecords(server.otlpHttpUrl, tenant, corpusRecords(i, PER_TENANT));
     // Wait for the sink to publish everything (age flush), reading storage outside the query path.
-    const deadline = Date.now() + 60_000;
-    let all: Row[] = [];
-    while (Date.now() < deadline) {
-      all = await readStoredRows({ backend: 'local', root: join(dir, 'data') });
-      if (all.length >= TENANTS.length * PER_TENANT) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const all = await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, TENANTS.length * PER_TENANT);
     assert.equal(all.length, TENANTS.length * PER_TENANT);
     for (const t of TENANTS) rowsOf.set(t, all.filter((r) => r.tenantId === t));
   });

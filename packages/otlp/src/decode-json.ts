@@ -319,38 +319,30 @@ class JsonWalker {
     return this.fail('expected an integer string (this number is not an exact integer)');
   }
 
-  private uint64(v: unknown): bigint {
-    let n: bigint;
+  /** A 64-bit integer given as a decimal string, a JSON number or (exact re-parse) a bigint; `null` when absent. */
+  private integer64(v: unknown): bigint | null {
     if (typeof v === 'string') {
       if (!SIGNED_DIGITS.test(v)) this.fail('expected an integer string');
-      n = BigInt(v);
-    } else if (typeof v === 'number') {
-      if (!Number.isInteger(v)) this.fail('expected an integer string');
-      n = this.exactInteger(v);
-    } else if (typeof v === 'bigint') {
-      n = v;
-    } else if (v === null || v === undefined) {
-      return 0n;
-    } else {
-      return this.fail('expected an integer string');
+      return BigInt(v);
     }
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v)) this.fail('expected an integer string');
+      return this.exactInteger(v);
+    }
+    if (typeof v === 'bigint') return v;
+    if (v === null || v === undefined) return null;
+    return this.fail('expected an integer string');
+  }
+
+  private uint64(v: unknown): bigint {
+    const n = this.integer64(v) ?? 0n;
     if (n < 0n || n > UINT64_MAX) this.fail('integer out of range for uint64');
     return n;
   }
 
   private int64(v: unknown): bigint {
-    let n: bigint;
-    if (typeof v === 'string') {
-      if (!SIGNED_DIGITS.test(v)) this.fail('expected an integer string');
-      n = BigInt(v);
-    } else if (typeof v === 'number') {
-      if (!Number.isInteger(v)) this.fail('expected an integer string');
-      n = this.exactInteger(v);
-    } else if (typeof v === 'bigint') {
-      n = v;
-    } else {
-      return this.fail('expected an integer string');
-    }
+    const n = this.integer64(v);
+    if (n === null) return this.fail('expected an integer string');
     if (n < INT64_MIN || n > INT64_MAX) this.fail('integer out of range for int64');
     return n;
   }

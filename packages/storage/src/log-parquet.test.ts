@@ -165,6 +165,23 @@ describe('a 70,000-row file in the local store', () => {
     await assert.rejects(file.readRowGroup(0, ['no_such_column']), /unknown column/);
     await assert.rejects(file.readRowGroup(2, ['body']), RangeError);
   });
+  test('a row group read in slices decodes exactly its rows, across page boundaries, and bad slices are refused', async () => {
+    const file = await openParquetFile(source);
+    const g = file.rowGroups[0]!;
+    // Uneven slices so some boundaries fall inside pages; their concatenation is the whole group.
+    const back: StoredLogRow[] = [];
+    for (let start = 0; start < g.numRows; start += 9_973) {
+      const end = Math.min(g.numRows, start + 9_973);
+      const slice = decodeLogRows(await file.readRowGroup(0, LOG_COLUMN_NAMES, { start, end }));
+      assert.equal(slice.length, end - start);
+      back.push(...slice);
+    }
+    assert.deepEqual(back, rows.slice(0, g.numRows));
+    const tail = decodeLogRows(await file.readRowGroup(1, LOG_COLUMN_NAMES, { start: 4_000, end: 4_464 }));
+    assert.deepEqual(tail, rows.slice(65_536 + 4_000, N));
+    await assert.rejects(file.readRowGroup(1, ['body'], { start: 0, end: 4_465 }), RangeError);
+    await assert.rejects(file.readRowGroup(1, ['body'], { start: 10, end: 10 }), RangeError);
+  });
 });
 
 describe('audit file', () => {

@@ -54,8 +54,12 @@ export interface ParquetFileHandle {
    * decoding. See {@link estimateDecodedBytes}.
    */
   estimateDecodedBytes(index: number, columns: readonly string[]): number;
-  /** Decodes the given columns of row group `index`. Unknown column names are an error. */
-  readRowGroup(index: number, columns: readonly string[]): Promise<Record<string, ColumnValues>>;
+  /**
+   * Decodes the given columns of row group `index`. Unknown column names are an error. With `rows` (offsets within
+   * the group, end exclusive) only that slice is returned, and pages wholly before it are skipped undecoded: a
+   * large group can be read in bounded slices.
+   */
+  readRowGroup(index: number, columns: readonly string[], rows?: { readonly start: number; readonly end: number }): Promise<Record<string, ColumnValues>>;
 }
 
 /** One leaf column chunk as the footer describes it (input to {@link estimateDecodedBytes}). */
@@ -221,10 +225,15 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
       const want = new Set(columns);
       return estimateDecodedBytes((leavesByGroup[index] ?? []).filter((l) => want.has(l.path[0] ?? '')), g.numRows);
     },
-    async readRowGroup(index, columns) {
+    async readRowGroup(index, columns, rows) {
       const g = rowGroups[index];
       if (g === undefined) throw new RangeError(`no row group ${index}`);
       for (const c of columns) if (!known.has(c)) throw new Error(`unknown column ${JSON.stringify(c)}`);
+      const start = g.rowStart + (rows?.start ?? 0);
+      const end = g.rowStart + (rows?.end ?? g.numRows);
+      if (rows !== undefined && !(Number.isInteger(rows.start) && Number.isInteger(rows.end) && 0 <= rows.start && rows.start < rows.end && rows.end <= g.numRows)) {
+        throw new RangeError(`row slice [${rows.start}, ${rows.end}) outside row group ${index} of ${g.numRows} rows`);
+      }
       const out: Record<string, ColumnValues> = {};
       if (columns.length === 0) return out;
       const chunks = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
@@ -232,8 +241,8 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
         file,
         metadata,
         columns: [...columns],
-        rowStart: g.rowStart,
-        rowEnd: g.rowStart + g.numRows,
+        rowStart: start,
+        rowEnd: end,
         compressors: { ZSTD: zstdDecompress },
         parsers: PARSERS,
         onChunk: (chunk) => {
@@ -243,7 +252,7 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
         },
       });
       for (const c of columns) {
-        out[c] = concatChunks(chunks.get(c) ?? [], g.rowStart, g.rowStart + g.numRows);
+        out[c] = concatChunks(chunks.get(c) ?? [], start, end);
       }
       return out;
     },

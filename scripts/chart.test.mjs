@@ -215,6 +215,7 @@ test('every configuration value set in the CI and single values reaches the pars
   const cx = parsedConfigOf(docs, 'compactor');
   assert.equal(cx.compaction.intervalSecs, 60);
   assert.equal(cx.compaction.graceSecs, 600);
+  assert.equal(cx.compaction.memoryBudgetBytes, 33554432);
   for (const cfg of [rx, qx, cx]) {
     assert.equal(cfg.storage.backend, 's3');
     assert.deepEqual(

@@ -23,6 +23,9 @@ import { compactionAuditKey, encodeCompactionAudit } from './compaction-audit.js
 import { PROVENANCE_KEY, encodeProvenance, provenanceOf } from './provenance.js';
 import { mergeSortedInto } from './sorted-merge.js';
 
+/** Default of `compaction.memory_budget_bytes` (the config schema's default; 64 MiB). */
+const DEFAULT_MEMORY_BUDGET_BYTES = 64 * 1024 * 1024;
+
 const HOUR_MS = 3_600_000;
 const NS_PER_MS = 1_000_000n;
 
@@ -34,6 +37,8 @@ export interface CompactPartitionOptions {
   readonly graceSecs: number;
   /** Rows per output row group (default 65,536). */
   readonly rowGroupRows?: number;
+  /** `compaction.memory_budget_bytes`: decoded bytes the merge may hold (default 64 MiB). */
+  readonly memoryBudgetBytes?: number;
   /** Directory for spilled sort runs (default `os.tmpdir()`). */
   readonly scratchDir?: string;
   /**
@@ -265,7 +270,10 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
     ...(options.rowGroupRows !== undefined ? { rowGroupRows: options.rowGroupRows } : {}),
     keyValueMetadata: [{ key: PROVENANCE_KEY, value: encodeProvenance({ generation, replaces: [...replaces].sort(compareKeys) }) }],
   });
-  const rows = await mergeSortedInto(inputs, writer, { scratchDir: options.scratchDir ?? tmpdir(), ...(signal !== undefined ? { signal } : {}) });
+  const rows = await mergeSortedInto(inputs, writer, {
+    scratchDir: options.scratchDir ?? tmpdir(),
+    memoryBudgetBytes: options.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
+    ...(signal !== undefined ? { signal } : {}) });
   if (rows !== expectedRows || writer.rows !== expectedRows) {
     throw new CompactionError(`${prefix}: merged ${rows} rows, expected ${expectedRows}; nothing committed`);
   }

@@ -2,19 +2,22 @@
  * @module sorted-merge
  * Bounded-memory external merge sort of a partition's live files into one {@link LogsParquetWriter}.
  *
- * - Small partitions (total rows ≤ one output row group): every row group is decoded, the rows are sorted stably
- *   and written as one row group. Memory: ≤ `rowGroupRows` decoded rows.
- * - Otherwise, two phases. (1) Runs: each input row group in turn is decoded, sorted stably and spilled to a
- *   scratch directory as a run file with small row groups (`RUN_BUDGET_ROWS / runs` rows each, clamped to
- *   [64, 4096]). (2) Merge: one cursor per run holds one decoded run row group; a min-heap on (sort key, run
- *   ordinal) emits rows into a `rowGroupRows` buffer that is written as each output row group fills.
- *   Runs are numbered by (input file, row group), so the run ordinal is the input-file-then-row-ordinal
- *   tie-break of {@link compareSortKeys}.
+ * The merge is sized by bytes, not rows: {@link planMerge} estimates the widest row's decoded size from the footers
+ * and derives `batchRows` = `memory_budget_bytes` / (3 × row bytes), clamped to [64, output row-group rows].
  *
- * Memory bound: phase 1 holds one input row group (≤ 65,536 rows as the sink writes them); phase 2 holds at most
- * max(RUN_BUDGET_ROWS, 64 × runs) decoded cursor rows plus the `rowGroupRows` output buffer. Separately the writer
- * keeps the compressed output file in memory until the single PUT (≈ 66 B/row measured). No input file is ever
- * read whole: only footers and one row group's column chunks at a time (range reads).
+ * - Small partitions (total rows ≤ `batchRows`): every row is decoded, sorted stably and written as one row group.
+ * - Otherwise, two phases. (1) Runs: each input row group is decoded in slices of `batchRows` rows (pages before a
+ *   slice are skipped undecoded); each slice is sorted stably and spilled to a scratch directory as a run file with
+ *   small row groups (`batchRows / runs` rows each, clamped to [16, 4096]). (2) Merge: one cursor per run holds one
+ *   decoded run row group; a min-heap on (sort key, run ordinal) emits rows into a `batchRows` buffer that is
+ *   written as one output row group each time it fills. Runs are numbered by (input file, row group, slice), so
+ *   the run ordinal is the input-file-then-row-ordinal tie-break of {@link compareSortKeys}.
+ *
+ * Memory bound: one slice (phase 1) or the cursors plus the output buffer (phase 2), each ≤ `batchRows` rows, so
+ * ~`memory_budget_bytes` of decoded data whatever the row width — except that the 16-row floor per run can exceed
+ * it for partitions with thousands of runs. Separately the writer keeps the compressed output file in memory until
+ * the single PUT. No input file is ever read whole: only footers and one row group's column chunks (range reads).
+ * Wide rows cost more reads: each slice fetches its group's column chunks again.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,14 +34,36 @@ import { MinHeap } from './min-heap.js';
 import { compareSortKeys, sortKeyOf, sortRowsStable } from './row-order.js';
 import type { RowSortKey } from './row-order.js';
 
-/** Decoded rows held across all merge cursors (phase 2), before the per-run floor of 64 rows. */
+/** Decoded rows held across all merge cursors (phase 2), before the per-run floor, when rows are small. */
 export const RUN_BUDGET_ROWS = 65_536;
+/** Fewest rows per decoded slice, cursor group or output group, however large rows are. */
+const MIN_SLICE_ROWS = 64;
+/**
+ * Live copies of a row the merge may hold at once per budgeted row: the decoded columns, the row objects built
+ * from them, and the writer's column arrays while a run or output group is encoded.
+ */
+const COPIES_PER_ROW = 3;
 
 /** Options of {@link mergeSortedInto}. */
 export interface SortedMergeOptions {
   /** Directory for the spilled runs (a fresh subdirectory is created and removed). */
   readonly scratchDir: string;
+  /**
+   * Decoded bytes the merge may hold (`compaction.memory_budget_bytes`). Rows are sized from the footers with the
+   * same per-column estimator the querier reserves with; slices, cursor groups and output groups are cut to fit.
+   */
+  readonly memoryBudgetBytes: number;
   readonly signal?: AbortSignal;
+}
+
+/** How a merge is cut to its budget (exported for tests and the log). */
+export interface MergePlan {
+  /** Estimated decoded bytes of the widest row among the inputs. */
+  readonly rowBytes: number;
+  /** Rows the budget allows per held batch: input slice, output group and (summed) cursor groups. */
+  readonly batchRows: number;
+  /** Whether every row fits in one in-memory sort (no spill). */
+  readonly inMemory: boolean;
 }
 
 interface Cursor {
@@ -50,8 +75,22 @@ interface Cursor {
   key: RowSortKey;
 }
 
-async function readRows(file: ParquetFileHandle, group: number): Promise<StoredLogRow[]> {
-  return decodeLogRows(await file.readRowGroup(group, LOG_COLUMN_NAMES));
+async function readRows(file: ParquetFileHandle, group: number, rows?: { start: number; end: number }): Promise<StoredLogRow[]> {
+  return decodeLogRows(await file.readRowGroup(group, LOG_COLUMN_NAMES, rows));
+}
+
+/** Sizes the merge: the widest row (footer estimate) decides how many rows one batch may hold. */
+export function planMerge(inputs: readonly ParquetFileHandle[], maxGroupRows: number, memoryBudgetBytes: number): MergePlan {
+  let rowBytes = 1;
+  let totalRows = 0;
+  for (const f of inputs) {
+    for (const g of f.rowGroups) {
+      totalRows += g.numRows;
+      if (g.numRows > 0) rowBytes = Math.max(rowBytes, Math.ceil(f.estimateDecodedBytes(g.index, LOG_COLUMN_NAMES) / g.numRows));
+    }
+  }
+  const batchRows = Math.max(MIN_SLICE_ROWS, Math.min(maxGroupRows, Math.floor(memoryBudgetBytes / (COPIES_PER_ROW * rowBytes))));
+  return { rowBytes, batchRows, inMemory: totalRows <= batchRows };
 }
 
 /**
@@ -63,8 +102,8 @@ export async function mergeSortedInto(
   writer: LogsParquetWriter,
   options: SortedMergeOptions,
 ): Promise<number> {
-  const totalRows = inputs.reduce((n, f) => n + f.numRows, 0);
-  if (totalRows <= writer.rowGroupRows) {
+  const plan = planMerge(inputs, writer.rowGroupRows, options.memoryBudgetBytes);
+  if (plan.inMemory) {
     const all: StoredLogRow[] = [];
     for (const f of inputs) {
       for (const g of f.rowGroups) {
@@ -76,22 +115,27 @@ export async function mergeSortedInto(
     return all.length;
   }
 
-  const runCount = inputs.reduce((n, f) => n + f.rowGroups.length, 0);
-  const runGroupRows = Math.max(64, Math.min(4096, Math.floor(RUN_BUDGET_ROWS / runCount)));
+  const slices: { file: ParquetFileHandle; group: number; start: number; end: number }[] = [];
+  for (const f of inputs) {
+    for (const g of f.rowGroups) {
+      for (let start = 0; start < g.numRows; start += plan.batchRows) slices.push({ file: f, group: g.index, start, end: Math.min(g.numRows, start + plan.batchRows) });
+    }
+  }
+  const cursorRows = Math.min(RUN_BUDGET_ROWS, plan.batchRows);
+  const runGroupRows = Math.max(16, Math.min(4096, Math.floor(cursorRows / Math.max(1, slices.length))));
   const scratch = await mkdtemp(join(options.scratchDir, 'sluice-compact-'));
   try {
     const runs = createLocalObjectStore({ root: scratch });
-    // Phase 1: one sorted run per input row group.
+    // Phase 1: one sorted run per input slice (slices in input order, so run order is the input-order tie-break).
     const runFiles: ParquetFileHandle[] = [];
-    for (const f of inputs) {
-      for (const g of f.rowGroups) {
-        options.signal?.throwIfAborted();
-        const sorted = sortRowsStable(await readRows(f, g.index));
-        const bytes = await encodeLogsParquet(sorted, { rowGroupRows: runGroupRows });
-        const key = `run-${String(runFiles.length).padStart(6, '0')}.parquet`;
-        await runs.put(key, bytes);
-        runFiles.push(await openParquetFile(sourceFromStore(runs, key, bytes.byteLength)));
-      }
+    for (const s of slices) {
+      options.signal?.throwIfAborted();
+      const whole = s.start === 0 && s.end === s.file.rowGroups[s.group]?.numRows;
+      const sorted = sortRowsStable(await readRows(s.file, s.group, whole ? undefined : { start: s.start, end: s.end }));
+      const bytes = await encodeLogsParquet(sorted, { rowGroupRows: runGroupRows });
+      const key = `run-${String(runFiles.length).padStart(6, '0')}.parquet`;
+      await runs.put(key, bytes);
+      runFiles.push(await openParquetFile(sourceFromStore(runs, key, bytes.byteLength)));
     }
     // Phase 2: k-way merge, one decoded run row group per cursor.
     const heap = new MinHeap<Cursor>((a, b) => {
@@ -108,7 +152,7 @@ export async function mergeSortedInto(
     let written = 0;
     for (let c = heap.pop(); c !== undefined; c = heap.pop()) {
       out.push(c.rows[c.pos]!);
-      if (out.length === writer.rowGroupRows) {
+      if (out.length === plan.batchRows) {
         options.signal?.throwIfAborted();
         writer.writeRowGroup(out);
         written += out.length;

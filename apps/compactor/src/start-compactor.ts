@@ -16,6 +16,8 @@ import {
 } from '@sluice/telemetry';
 import { compactPartition } from './compact-partition.js';
 import type { CompactPartitionOptions, PartitionOutcome } from './compact-partition.js';
+import { createWorkerPartitionRunner } from './partition-runner.js';
+import type { PartitionRunner, RunResult } from './partition-runner.js';
 import { createCompactionMetrics } from './compaction-metrics.js';
 import type { CompactorMeter } from './compaction-metrics.js';
 
@@ -25,7 +27,11 @@ export interface CompactorDeps {
   readonly meter?: CompactorMeter;
   /** Clock, ms since the epoch (default `Date.now`). */
   readonly now?: () => number;
-  /** The object store (default: built from `config.storage`). Tests pass a `createCasEnforcingStore` wrapper. */
+  /**
+   * The object store (default: built from `config.storage`). Tests pass a `createCasEnforcingStore` wrapper.
+   * Without `store`, `now` and `beforeCommit` (production), partitions are merged in a compaction worker thread
+   * under a heap cap; with any of them, in-process, so the injected objects apply.
+   */
   readonly store?: ObjectStore;
   /** Directory for spilled sort runs (default `os.tmpdir()`). */
   readonly scratchDir?: string;
@@ -94,26 +100,52 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  async function compactOne(prefix: string, into: Accumulator): Promise<void> {
+  const inProcess = deps.store !== undefined || deps.now !== undefined || deps.beforeCommit !== undefined;
+  const memoryBudgetBytes = config.compaction.memoryBudgetBytes;
+  const localRunner: PartitionRunner = {
+    async run(prefix): Promise<RunResult> {
+      try {
+        const outcome = await compactPartition(store, prefix, {
+          now,
+          graceSecs,
+          memoryBudgetBytes,
+          signal: abort.signal,
+          ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
+          ...(deps.rowGroupRows !== undefined ? { rowGroupRows: deps.rowGroupRows } : {}),
+          ...(deps.beforeCommit !== undefined ? { beforeCommit: deps.beforeCommit } : {}),
+        });
+        return { status: 'ok', outcome };
+      } catch (e) {
+        if (abort.signal.aborted) throw e;
+        return { status: 'error', message: e instanceof Error ? e.message : String(e) };
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+  const newRunner = (): PartitionRunner =>
+    inProcess
+      ? localRunner
+      : createWorkerPartitionRunner({
+          data: {
+            storage: storageSettingsFrom(config.storage),
+            graceSecs,
+            memoryBudgetBytes,
+            ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
+            ...(deps.rowGroupRows !== undefined ? { rowGroupRows: deps.rowGroupRows } : {}),
+          },
+        });
+
+  async function compactOne(runner: PartitionRunner, prefix: string, into: Accumulator): Promise<void> {
     const started = performance.now();
-    let outcome: PartitionOutcome;
-    try {
-      outcome = await compactPartition(store, prefix, {
-        now,
-        graceSecs,
-        signal: abort.signal,
-        ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
-        ...(deps.rowGroupRows !== undefined ? { rowGroupRows: deps.rowGroupRows } : {}),
-        ...(deps.beforeCommit !== undefined ? { beforeCommit: deps.beforeCommit } : {}),
-      });
-    } catch (e) {
-      if (abort.signal.aborted) throw e;
-      const message = e instanceof Error ? e.message : String(e);
-      log.error('compaction failed; the partition is unchanged and is retried next sweep', { partition: prefix, error: e });
+    const result = await runner.run(prefix);
+    if (abort.signal.aborted) throw new Error('compactor stopped');
+    if (result.status === 'error') {
+      log.error('compaction failed; the partition is unchanged and is retried next sweep', { partition: prefix, reason: result.message });
       metrics.record(SLUICE_COMPACTION_RESULT_VALUE_ERROR, (performance.now() - started) / 1000, 0, 0);
-      into.outcomes.push({ status: 'error', partition: prefix, message });
+      into.outcomes.push({ status: 'error', partition: prefix, message: result.message });
       return;
     }
+    const outcome: PartitionOutcome = result.outcome;
     const seconds = (performance.now() - started) / 1000;
     if (outcome.status === 'noop' && outcome.reason === 'unsealed') {
       into.unsealed++;
@@ -157,16 +189,24 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
     const started = performance.now();
     const acc: Accumulator = { partitions: 0, unsealed: 0, noop: 0, outcomes: [], deleted: [], stranded: [] };
     let current: string | null = null;
-    // Keys arrive in order, so a partition's keys are contiguous: compact each when the listing moves past it.
-    for await (const e of store.list({ prefix: 'data/', signal: abort.signal })) {
-      if (e.kind !== 'object') continue;
-      const prefix = partitionPrefixOf(e.key);
-      if (prefix === null || prefix === current) continue;
-      if (current !== null) await compactOne(current, acc);
-      current = prefix;
-      acc.partitions++;
+    const runner = newRunner();
+    const onAbort = (): void => void runner.close();
+    abort.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      // Keys arrive in order, so a partition's keys are contiguous: compact each when the listing moves past it.
+      for await (const e of store.list({ prefix: 'data/', signal: abort.signal })) {
+        if (e.kind !== 'object') continue;
+        const prefix = partitionPrefixOf(e.key);
+        if (prefix === null || prefix === current) continue;
+        if (current !== null) await compactOne(runner, current, acc);
+        current = prefix;
+        acc.partitions++;
+      }
+      if (current !== null) await compactOne(runner, current, acc);
+    } finally {
+      abort.signal.removeEventListener('abort', onAbort);
+      await runner.close();
     }
-    if (current !== null) await compactOne(current, acc);
     return { ...acc, durationMs: performance.now() - started };
   }
 

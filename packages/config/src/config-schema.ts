@@ -262,6 +262,11 @@ const compactionSchema = section({
   enabled: booleanKey('Run the compaction role.', true),
   interval_secs: integerKey('Seconds between compaction passes.', 300),
   grace_secs: integerKey('Age in seconds a partition must reach before it is compacted.', 900),
+  memory_budget_bytes: integerKey(
+    'Decoded row bytes a partition merge may hold at once (footer estimate); wider rows are merged in smaller slices and row groups.',
+    67108864,
+    { min: 16 * 1024 * 1024 },
+  ),
 });
 
 const tenancySchema = section({

@@ -78,7 +78,7 @@ describe('parseConfig file mode', () => {
         maxResultBytes: 67108864,
       },
     });
-    assert.deepEqual(c.compaction, { enabled: true, intervalSecs: 300, graceSecs: 900 });
+    assert.deepEqual(c.compaction, { enabled: true, intervalSecs: 300, graceSecs: 900, memoryBudgetBytes: 67108864 });
     assert.deepEqual(c.tenancy, { header: 'X-Sluice-Tenant', defaultTenant: null });
     assert.deepEqual(c.telemetry, { otlpEndpoint: null, prometheus: true, serviceName: 'sluice' });
   });
@@ -128,7 +128,7 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.receiver.miner.maxTemplatesPerTenant, 10);
     assert.equal(c.querier.httpAddr, '[::1]:4319');
     assert.equal(c.querier.mcp.enabled, false);
-    assert.deepEqual(c.compaction, { enabled: false, intervalSecs: 1, graceSecs: 2 });
+    assert.deepEqual(c.compaction, { enabled: false, intervalSecs: 1, graceSecs: 2, memoryBudgetBytes: 67108864 });
     assert.deepEqual(c.tenancy, { header: 'X-Org', defaultTenant: 'acme' });
     assert.deepEqual(c.telemetry, { otlpEndpoint: 'http://collector:4318', prometheus: false, serviceName: 'sluice-a' });
   });

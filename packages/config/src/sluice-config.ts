@@ -127,6 +127,8 @@ export interface CompactionConfig {
   readonly enabled: boolean;
   readonly intervalSecs: number;
   readonly graceSecs: number;
+  /** `memory_budget_bytes`: decoded bytes one partition merge may hold at once. */
+  readonly memoryBudgetBytes: number;
 }
 
 /** `tenancy`. */

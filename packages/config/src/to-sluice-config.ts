@@ -83,6 +83,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       enabled: compaction.enabled,
       intervalSecs: compaction.interval_secs,
       graceSecs: compaction.grace_secs,
+      memoryBudgetBytes: compaction.memory_budget_bytes,
     },
     tenancy: { header: tenancy.header, defaultTenant: tenancy.default_tenant },
     telemetry: {

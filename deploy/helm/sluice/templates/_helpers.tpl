@@ -123,7 +123,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 
 {{- $compaction := dict "enabled" $cx -}}
 {{- if $cx -}}
-{{- $c := include "sluice.pick" (list $v.compactor "intervalSecs:interval_secs graceSecs:grace_secs") | fromJson -}}
+{{- $c := include "sluice.pick" (list $v.compactor "intervalSecs:interval_secs graceSecs:grace_secs memoryBudgetBytes:memory_budget_bytes") | fromJson -}}
 {{- $compaction = merge $compaction $c -}}
 {{- end -}}
 

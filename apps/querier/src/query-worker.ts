@@ -9,6 +9,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
 import { attachMemoryPool, describeLimitError, type LimitError } from '@sluice/limits';
 import { createObjectStore } from '@sluice/storage';
+import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
 import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
 
@@ -21,6 +22,15 @@ const settings = workerData as QueryWorkerData;
 const pool = attachMemoryPool(settings.pool);
 const store = createObjectStore(settings.storage);
 const running = new Map<string, AbortController>();
+// Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as (() => void) | undefined;
+gc?.();
+const reclaimer = createHeapReclaimer({
+  collect: () => gc?.(),
+  usedHeapBytes: () => getHeapStatistics().used_heap_size,
+  slackBytes: settings.heapSlackBytes,
+});
 const post = (message: FromQueryWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
 
 /** A failure as the user-facing error (limit kinds carry their own message). */
@@ -42,7 +52,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   try {
     outcome =
       message.job.kind === 'list_templates'
-        ? await listTemplates({ store, tenant: message.tenant, reservation, limits: settings.limits, signal: controller.signal })
+        ? await listTemplates({ store, tenant: message.tenant, reservation, limits: settings.limits, signal: controller.signal, reclaim: reclaimer.reclaim })
         : await executeQuery({
             store,
             tenant: message.tenant,
@@ -53,6 +63,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             reservation,
             ...(message.job.rowCap !== undefined ? { rowCap: message.job.rowCap } : {}),
             signal: controller.signal,
+            reclaim: reclaimer.reclaim,
           });
   } catch {
     // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
@@ -93,9 +104,6 @@ port.on('message', (message: ToQueryWorker) => {
   void run(message).finally(collectGarbage);
 });
 
-// Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as (() => void) | undefined;
 /**
  * A full collection after each query, once its result has been posted: V8 otherwise keeps a worker's heap at the
  * high-water mark of its largest query, and N idle workers holding N high-water marks is memory the pool never
@@ -104,6 +112,7 @@ const gc = runInNewContext('gc') as (() => void) | undefined;
 function collectGarbage(): void {
   if (running.size !== 0) return;
   gc?.();
+  reclaimer.rebase(0);
   // What a collection cannot give back (wasm linear memory never shrinks, fragmented heap pages) goes back by
   // replacing the worker; the main thread decides, so a job already dispatched here is never lost.
   const heap = getHeapStatistics();

@@ -124,6 +124,8 @@ interface HarnessOptions {
   /** A test worker pool; default real workers (one per permit). */
   readonly workers?: WorkerPool;
   readonly workerUrl?: URL;
+  /** V8 old-generation cap per worker (default 512 MiB). */
+  readonly maxOldGenerationSizeMb?: number;
   readonly observer?: QueryObserver;
   /** Wraps the pool handed to the worker pool (to observe `releaseThread`). */
   readonly wrapPool?: (pool: MemoryPool) => MemoryPool;
@@ -148,7 +150,7 @@ function harness(o: HarnessOptions = {}): Harness {
     createWorkerPool({
       size: maxConcurrent,
       pool: o.wrapPool ? o.wrapPool(pool) : pool,
-      maxOldGenerationSizeMb: 512,
+      maxOldGenerationSizeMb: o.maxOldGenerationSizeMb ?? 512,
       ...(o.workerUrl ? { workerUrl: o.workerUrl } : {}),
       ...(o.onWorkerDeath ? { onWorkerDeath: o.onWorkerDeath } : {}),
       data: {
@@ -156,6 +158,7 @@ function harness(o: HarnessOptions = {}): Harness {
         storage: { backend: 'local', root: dir },
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
+        heapSlackBytes: 64 << 20,
         limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20, ...o.limits },
       },
     });
@@ -569,6 +572,33 @@ describe('worker backstop (RFC 0058 §3.1 defence in depth)', () => {
       assert.equal(h.gate.inFlight(), 0, 'the permit was released');
       const next = await query(h, 'acme', SMALL);
       assert.equal(next.status, 200, 'the next query succeeds on the replacement worker');
+      assert.deepEqual(next.json, before.json);
+      await until(() => h.pool.reserved() === 0, 'pool 0');
+    } finally {
+      await h.close();
+    }
+  });
+  test('a worker that exhausts its V8 heap fails only that query as query_memory_limit (422), gives its bytes back, and is replaced', { timeout: 60_000 }, async () => {
+    const deaths: { threadId: number; queryId: string | null; reason: string }[] = [];
+    const h = harness({
+      maxConcurrent: 1,
+      maxOldGenerationSizeMb: 48,
+      workerUrl: new URL('./testing/exhausting-query-worker.js', import.meta.url),
+      onWorkerDeath: (info) => deaths.push(info),
+    });
+    try {
+      const before = await query(h, 'acme', SMALL);
+      assert.equal(before.status, 200, 'a 48 MiB worker serves an ordinary query');
+      const dead = await query(h, 'exhaust', SMALL);
+      assert.equal(dead.status, 422);
+      assert.equal(dead.json.error.kind, 'query_memory_limit');
+      assert.match(dead.json.error.message, /query-worker heap .*querier\.limits\.memory_pool_bytes/);
+      assert.equal(dead.headers.get('retry-after'), null);
+      assert.deepEqual(deaths.map((d) => d.reason), ['out_of_memory']);
+      assert.equal(h.pool.reserved(), 0, 'the dead thread\'s reservations went back to the pool');
+      assert.equal(h.gate.inFlight(), 0, 'the permit was released');
+      const next = await query(h, 'acme', SMALL);
+      assert.equal(next.status, 200, 'the replacement worker serves the next query');
       assert.deepEqual(next.json, before.json);
       await until(() => h.pool.reserved() === 0, 'pool 0');
     } finally {

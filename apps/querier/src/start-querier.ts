@@ -35,6 +35,11 @@ export interface Querier {
 
 /** Heap headroom per worker beyond the pool: V8's own structures and GC slack (measured, see README). */
 const WORKER_HEAP_BASE_MB = 96;
+/**
+ * Garbage a worker may carry beyond its query's pool bytes before it forces a full GC (inside the base above: an
+ * idle worker's heap is ~31 MiB, ~12 MiB of it live). Measured under the 1.5 GiB soak: see heap-reclaimer.ts.
+ */
+const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
 
 /** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */
 export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Promise<Querier> {
@@ -72,6 +77,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       defaultWindowSecs: config.querier.defaultWindowSecs,
       // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
       recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2),
+      heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
       limits: {
         defaultRows: limits.defaultRows,
         maxRows: limits.maxRows,

@@ -26,7 +26,7 @@ import type { QueryStats } from './render-json.js';
 import { emptyStats, jsonNumber, jsonString, renderStats } from './render-json.js';
 import { openReserved, readReserved } from './scan.js';
 import { renderThroughBudget } from './result-body.js';
-import { MemoryTracker } from './tracker.js';
+import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { effectiveRowLimit, queryWindow } from './window.js';
 
 /** Query caps (RFC 0058 §3.4). */
@@ -62,6 +62,8 @@ export interface ExecuteOptions {
   /** Cancellation (the client went away). */
   readonly signal?: AbortSignal;
   readonly hooks?: ExecuteHooks;
+  /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
+  readonly reclaim?: HeapReclaimer;
 }
 
 export type { QueryFailure } from './failures.js';
@@ -77,7 +79,7 @@ export type ExecuteOutcome =
 
 /** Runs one query. Never throws: every failure is a typed outcome, with the reservation given back. */
 export async function executeQuery(options: ExecuteOptions): Promise<ExecuteOutcome> {
-  const tracker = new MemoryTracker(options.reservation);
+  const tracker = new MemoryTracker(options.reservation, options.reclaim);
   try {
     checkAborted(options.signal);
     if (options.query.kind === 'drift') {

@@ -150,6 +150,25 @@ describe('memory pool', () => {
     assert.equal(r.outcome.status, 'ok');
     assert.ok(peakSeen > 0, 'footers are reserved while row groups are read');
   });
+  test('the heap reclaimer runs before every decode, with the bytes the query holds at that moment', async () => {
+    const pool = createMemoryPool({ sizeBytes: 1 << 30 });
+    const calls: { held: number; reserved: number }[] = [];
+    let groups = 0;
+    const r = await run(store, `contains(body, "timeout") | ${R} | limit 20`, {
+      nowNs: NOW,
+      pool,
+      hooks: { beforeRowGroup: () => void groups++ },
+      reclaim: (held) => calls.push({ held, reserved: pool.reserved() }),
+    });
+    assert.equal(r.outcome.status, 'ok');
+    assert.ok(groups > 1, 'the query scans several row groups');
+    // Phase 1 decodes every scanned group; phase 2 (record columns) adds more decodes for groups that matched.
+    assert.ok(calls.length >= groups, `${calls.length} reclaim calls for ${groups} row groups`);
+    for (const c of calls) {
+      assert.ok(c.held > 0, 'the open footer is held while a group is decoded');
+      assert.equal(c.held, c.reserved, 'the held figure is the pool count of this (only) query, before the next grow');
+    }
+  });
 });
 
 describe('result ceiling, cancellation, storage failures', () => {

@@ -6,6 +6,7 @@
  */
 export type { ExecuteHooks, ExecuteLimits, ExecuteOptions, ExecuteOutcome, QueryFailure, QueryStats } from './execute.js';
 export { executeQuery } from './execute.js';
+export type { HeapReclaimer } from './tracker.js';
 export type { ListTemplatesOptions } from './templates.js';
 export { listTemplates } from './templates.js';
 export type { LiveFile } from './listing.js';

@@ -48,6 +48,7 @@ export async function readReserved(file: ParquetFileHandle, index: number, colum
   const present = new Set(file.columnNames);
   const want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };
+  tracker.beforeDecode();
   const reserved = tracker.grow(file.estimateDecodedBytes(index, want)); // reserve before decode
   try {
     const cols = await file.readRowGroup(index, want);

@@ -13,7 +13,7 @@ import { renderThroughBudget } from './result-body.js';
 import { QueryAbort, checkAborted, failureOf } from './failures.js';
 import { emptyStats, jsonString, jsonU64 } from './render-json.js';
 import { openReserved, readReserved } from './scan.js';
-import { MemoryTracker } from './tracker.js';
+import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 
 const REGISTRY_EVENTS = new Set(['template_created', 'template_widened', 'template_type_expanded']);
 const COLUMNS = ['tenant_id', 'timestamp', 'event_type', 'template_id', 'new_version', 'new_template'];
@@ -25,6 +25,8 @@ export interface ListTemplatesOptions {
   readonly reservation: QueryReservation;
   readonly limits: { readonly maxListedObjects: number; readonly maxResultBytes: number };
   readonly signal?: AbortSignal;
+  /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
+  readonly reclaim?: HeapReclaimer;
 }
 
 interface RegistryEvent {
@@ -38,7 +40,7 @@ interface RegistryEvent {
 
 /** Lists the tenant's templates. Never throws; on error nothing stays reserved. */
 export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOutcome> {
-  const tracker = new MemoryTracker(o.reservation);
+  const tracker = new MemoryTracker(o.reservation, o.reclaim);
   try {
     const files = await listAuditFiles(o.store, o.tenant, ALL_TIME, o.limits.maxListedObjects, o.signal);
     const stats = emptyStats();

@@ -8,11 +8,26 @@ import type { QueryReservation } from '@sluice/limits';
 import { limitErrorFromRefusal } from '@sluice/limits';
 import { QueryAbort } from './failures.js';
 
+/**
+ * Called before each decode with the bytes the whole query holds on the pool. What a decode leaves behind (the
+ * previous row group's columns) is garbage the pool no longer counts; the query worker uses this seam to collect
+ * it when its heap has grown past what the pool accounts for, so the process total tracks the pool.
+ */
+export type HeapReclaimer = (heldBytes: number) => void;
+
 /** Reserve-before-retain helper: grows throw a typed failure on refusal; `releaseAll` gives back everything held. */
 export class MemoryTracker {
   #held = 0;
   #peak = 0;
-  constructor(readonly reservation: QueryReservation) {}
+  constructor(
+    readonly reservation: QueryReservation,
+    private readonly reclaimer?: HeapReclaimer,
+  ) {}
+
+  /** Lets the owner reclaim unaccounted garbage before the next decode is reserved. */
+  beforeDecode(): void {
+    this.reclaimer?.(this.reservation.held);
+  }
 
   /** Bytes the engine holds on the reservation through this tracker. */
   get held(): number {

@@ -10,6 +10,7 @@ import { parseQuery } from '@sluice/query';
 import type { Query } from '@sluice/query';
 import type { ExecuteHooks, ExecuteLimits, ExecuteOutcome } from '../execute.js';
 import { executeQuery } from '../execute.js';
+import type { HeapReclaimer } from '../tracker.js';
 
 /** Default caps for tests. */
 export const LIMITS: ExecuteLimits = { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20 };
@@ -40,6 +41,7 @@ export interface RunOptions {
   readonly rowCap?: number;
   readonly signal?: AbortSignal;
   readonly hooks?: ExecuteHooks;
+  readonly reclaim?: HeapReclaimer;
   readonly defaultWindowSecs?: number;
 }
 
@@ -61,6 +63,7 @@ export async function run(store: ObjectStore, text: string | Query, o: RunOption
       ...(o.rowCap !== undefined ? { rowCap: o.rowCap } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.hooks ? { hooks: o.hooks } : {}),
+      ...(o.reclaim ? { reclaim: o.reclaim } : {}),
     });
     const heldAfter = reservation.held;
     if (outcome.status === 'ok') {

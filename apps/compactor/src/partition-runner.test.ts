@@ -47,9 +47,9 @@ describe('compaction worker thread', () => {
   });
   after(() => rm(root, { recursive: true, force: true }));
 
-  test('the heap cap follows the budget: 2 × budget + 64 MiB', () => {
-    assert.equal(compactionHeapLimitMb(128 * MiB), 320);
-    assert.equal(compactionHeapLimitMb(16 * MiB), 96);
+  test('the heap cap follows the budget: 3 × budget + 64 MiB', () => {
+    assert.equal(compactionHeapLimitMb(64 * MiB), 256);
+    assert.equal(compactionHeapLimitMb(16 * MiB), 112);
   });
 
   test('a worker merges wide rows in budget-sized row groups and conserves every row', async () => {

@@ -7,9 +7,9 @@
  *
  * - Small partitions (total rows ≤ `batchRows`): every row is decoded, sorted stably and written as one row group.
  * - Otherwise, two phases. (1) Runs: each input row group is decoded in slices of `batchRows` rows (pages before a
- *   slice are skipped undecoded); each slice is sorted stably and spilled to a scratch directory as a run file with
- *   small row groups (`batchRows / runs` rows each, clamped to [16, 4096]). (2) Merge: one cursor per run holds one
- *   decoded run row group; a min-heap on (sort key, run ordinal) emits rows into a `batchRows` buffer that is
+ *   slice are skipped undecoded); each slice is sorted stably and spilled to a scratch directory as a
+ *   {@link writeSortRun} file of zstd frames of `batchRows / runs` rows (clamped to [16, 4096]). (2) Merge: one
+ *   cursor per run holds one decoded frame; a min-heap on (sort key, run ordinal) emits rows into a `batchRows` buffer that is
  *   written as one output row group each time it fills. Runs are numbered by (input file, row group, slice), so
  *   the run ordinal is the input-file-then-row-ordinal tie-break of {@link compareSortKeys}.
  *
@@ -21,15 +21,10 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  LOG_COLUMN_NAMES,
-  createLocalObjectStore,
-  decodeLogRows,
-  encodeLogsParquet,
-  openParquetFile,
-  sourceFromStore,
-} from '@sluice/storage';
+import { LOG_COLUMN_NAMES, decodeLogRows } from '@sluice/storage';
 import type { LogsParquetWriter, ParquetFileHandle, StoredLogRow } from '@sluice/storage';
+import { openSortRun, writeSortRun } from './sort-run.js';
+import type { SortRunReader } from './sort-run.js';
 import { MinHeap } from './min-heap.js';
 import { compareSortKeys, sortKeyOf, sortRowsStable } from './row-order.js';
 import type { RowSortKey } from './row-order.js';
@@ -66,10 +61,10 @@ export interface MergePlan {
   readonly inMemory: boolean;
 }
 
+/** A run cursor: the decoded current frame of one spilled run. */
 interface Cursor {
   readonly run: number;
-  readonly file: ParquetFileHandle;
-  group: number;
+  readonly reader: SortRunReader;
   rows: StoredLogRow[];
   pos: number;
   key: RowSortKey;
@@ -122,31 +117,30 @@ export async function mergeSortedInto(
     }
   }
   const cursorRows = Math.min(RUN_BUDGET_ROWS, plan.batchRows);
-  const runGroupRows = Math.max(16, Math.min(4096, Math.floor(cursorRows / Math.max(1, slices.length))));
+  const frameRows = Math.max(16, Math.min(4096, Math.floor(cursorRows / Math.max(1, slices.length))));
   const scratch = await mkdtemp(join(options.scratchDir, 'sluice-compact-'));
+  const readers: SortRunReader[] = [];
   try {
-    const runs = createLocalObjectStore({ root: scratch });
     // Phase 1: one sorted run per input slice (slices in input order, so run order is the input-order tie-break).
-    const runFiles: ParquetFileHandle[] = [];
+    const runs: { path: string; size: number }[] = [];
     for (const s of slices) {
       options.signal?.throwIfAborted();
       const whole = s.start === 0 && s.end === s.file.rowGroups[s.group]?.numRows;
       const sorted = sortRowsStable(await readRows(s.file, s.group, whole ? undefined : { start: s.start, end: s.end }));
-      const bytes = await encodeLogsParquet(sorted, { rowGroupRows: runGroupRows });
-      const key = `run-${String(runFiles.length).padStart(6, '0')}.parquet`;
-      await runs.put(key, bytes);
-      runFiles.push(await openParquetFile(sourceFromStore(runs, key, bytes.byteLength)));
+      const path = join(scratch, `run-${String(runs.length).padStart(6, '0')}.bin`);
+      runs.push({ path, size: await writeSortRun(path, sorted, frameRows) });
     }
-    // Phase 2: k-way merge, one decoded run row group per cursor.
+    // Phase 2: k-way merge, one decoded frame of `frameRows` rows per cursor.
     const heap = new MinHeap<Cursor>((a, b) => {
       const c = compareSortKeys(a.key, b.key);
       return c < 0 || (c === 0 && a.run < b.run);
     });
-    for (const [run, file] of runFiles.entries()) {
-      if (file.rowGroups.length === 0) continue;
-      const rows = await readRows(file, 0);
+    for (const [run, r] of runs.entries()) {
+      const reader = await openSortRun(r.path, r.size);
+      readers.push(reader);
+      const rows = (await reader.next()) ?? [];
       const first = rows[0];
-      if (first !== undefined) heap.push({ run, file, group: 0, rows, pos: 0, key: sortKeyOf(first) });
+      if (first !== undefined) heap.push({ run, reader, rows, pos: 0, key: sortKeyOf(first) });
     }
     let out: StoredLogRow[] = [];
     let written = 0;
@@ -159,9 +153,8 @@ export async function mergeSortedInto(
         out = [];
       }
       c.pos++;
-      while (c.pos >= c.rows.length && c.group + 1 < c.file.rowGroups.length) {
-        c.group++;
-        c.rows = await readRows(c.file, c.group);
+      if (c.pos >= c.rows.length) {
+        c.rows = (await c.reader.next()) ?? [];
         c.pos = 0;
       }
       const next = c.rows[c.pos];
@@ -176,6 +169,7 @@ export async function mergeSortedInto(
     }
     return written;
   } finally {
+    await Promise.allSettled(readers.map((r) => r.close()));
     await rm(scratch, { recursive: true, force: true });
   }
 }

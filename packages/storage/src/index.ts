@@ -78,6 +78,6 @@ export type {
 } from './parquet-reader.js';
 export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
-export { ZSTD_LEVEL, ensureZstd } from './zstd.js';
+export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
 export type { StorageSection, StorageSettings } from './object-store-settings.js';
 export { createObjectStore, storageSettingsFrom } from './object-store-settings.js';

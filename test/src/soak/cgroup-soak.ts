@@ -4,8 +4,9 @@
  * 1.5 GiB) from its first instruction, with no explicit `memory_pool_bytes`, so the pool derives from the cgroup
  * (0.50 × limit). A long-body corpus is written into the store first so the over-wide queries are really heavy;
  * then an OTel SDK exporter streams logs while SOAK_CLIENTS (16) clients send heavy and light queries for
- * SOAK_SECS (default 300). Prints the cgroup's peak usage, the process's VmHWM, OOM kills, exports, rejections by
- * kind, and the derived pool size; exits non-zero on an OOM kill, a failed export, a dead server, an untyped
+ * SOAK_SECS (default 300). The compactor runs in the same process too: its first sweep (300 s after start) merges
+ * the corpus hours, so a soak of more than ~6 minutes covers it. Prints the cgroup's peak usage, the process's
+ * VmHWM, OOM kills, exports, rejections by kind, compactions, and the derived pool size; exits non-zero on an OOM kill, a failed export, a dead server, an untyped
  * rejection or a pool that did not derive from the cgroup. The cgroup is removed at the end, also on failure.
  *
  * Needs root and a writable cgroup v1 memory hierarchy. Env: SOAK_SECS, SOAK_LIMIT_BYTES, SOAK_ROWS (corpus rows,
@@ -286,6 +287,9 @@ async function main(): Promise<number> {
     const deathLines = server.logs.filter((l) => l.includes('query worker died'));
     const exit = aliveAtEnd ? await (server.child.kill('SIGTERM'), server.exited) : server.exitedWith;
     const workerDeaths = deathLines.length;
+    // The compactor's first sweep runs compaction.interval_secs (300 s) after start and merges the corpus hours.
+    const compacted = server.logs.filter((l) => l.includes('"msg":"partition compacted"')).length;
+    const compactionFailures = server.logs.filter((l) => l.includes('"msg":"compaction failed')).length;
     writeFileSync(join(dir, 'server.log'), server.logs.join('\n'));
     const rejected = Object.values(report.rejections).reduce((a, b) => a + b, 0);
     const untyped = Object.keys(report.rejections).filter((k) => !TYPED.has(k));
@@ -312,6 +316,7 @@ async function main(): Promise<number> {
     }
     console.log(`  exports:             ${report.exportsAcked} acknowledged, ${report.exportsFailed} failed ${report.exportErrors.length ? JSON.stringify(report.exportErrors) : ''}`);
     console.log(`  queries:             ${report.queries} sent, ${report.ok} ok, ${rejected} rejected`);
+    console.log(`  compaction:          ${compacted} partition(s) compacted, ${compactionFailures} failed (first sweep 300 s after start)`);
     console.log(`  rejections by kind:  ${JSON.stringify(report.rejections)}`);
 
     const failures: string[] = [];

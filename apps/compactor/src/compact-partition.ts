@@ -177,6 +177,11 @@ export function partitionOf(prefix: string): { readonly tenant: string; readonly
   return parts === null ? null : { tenant: parts.tenant, hourStartMs: parts.hourStartMs };
 }
 
+/** A partition is sealed once its hour has ended and `graceSecs` more have passed. */
+export function isSealed(hourStartMs: number, nowMs: number, graceSecs: number): boolean {
+  return nowMs >= hourStartMs + HOUR_MS + graceSecs * 1000;
+}
+
 /**
  * Compacts one data partition (`data/tenant_id=<enc>/year=YYYY/month=MM/day=DD/hour=HH/`).
  *
@@ -204,7 +209,7 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   const { signal } = options;
   const nowMs = options.now();
   const graceMs = options.graceSecs * 1000;
-  if (nowMs < parts.hourStartMs + HOUR_MS + graceMs) return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
+  if (!isSealed(parts.hourStartMs, nowMs, options.graceSecs)) return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
 
   const listing = await listPartition(store, prefix, signal);
   // As readers do, the manifest is fetched only when listed. One created after the listing makes the

@@ -5,6 +5,7 @@
  */
 export type { Compactor, CompactorDeps, PartitionFailure, SweepReport } from './start-compactor.js';
 export { startCompactor } from './start-compactor.js';
+export type { MemoryLease, MemoryLender } from './memory-lender.js';
 export type { CleanupReport, CompactPartitionOptions, PartitionOutcome } from './compact-partition.js';
 export { CompactionError, compactPartition, partitionOf } from './compact-partition.js';
 export type { CompactorMeter } from './compaction-metrics.js';

@@ -16,9 +16,10 @@ import type { ObjectStore, S3ObjectStore, StoredLogRow } from '@sluice/storage';
 import { createCasEnforcingStore, startS3rver } from '@sluice/storage/testing';
 import type { S3rverHandle } from '@sluice/storage/testing';
 import { createLogger } from '@sluice/telemetry';
+import type { MemoryLender } from './memory-lender.js';
 import type { SweepReport } from './start-compactor.js';
 import { startCompactor } from './start-compactor.js';
-import { DuckOracle, SEALED_HOUR_MS, liveKeys, parquetKeys, partitionPrefix, rowsFor } from './test-support.js';
+import { DuckOracle, SEALED_HOUR_MS, liveKeys, parquetKeys, partitionPrefix, rowsFor, writeDataFile } from './test-support.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -174,5 +175,63 @@ describe('startCompactor sweeps', () => {
     await c.stop();
     await c.stop();
     await assert.rejects(c.sweepOnce(), /stopped/);
+  });
+});
+
+describe('borrowing the merge memory from the query pool', () => {
+  test('a merge waits while the pool cannot lend, runs holding the loan, and gives it back; unsealed partitions borrow nothing', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'sluice-compactor-lend-'));
+    try {
+      const store = createLocalObjectStore({ root: d });
+      const sealed = partitionPrefix('acme', SEALED_HOUR_MS);
+      for (let i = 0; i < 2; i++) await writeDataFile(store, sealed, rowsFor(100, 60 + i, SEALED_HOUR_MS));
+      const openHour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+      for (let i = 0; i < 2; i++) await writeDataFile(store, partitionPrefix('acme', openHour), rowsFor(10, 70 + i, openHour));
+      const events: string[] = [];
+      let refusals = 2;
+      let outstanding = 0;
+      const lender: MemoryLender = {
+        loanBytes: (cap) => cap,
+        tryBorrow(bytes) {
+          if (refusals > 0) {
+            refusals--;
+            events.push(`refused ${bytes}`);
+            return null;
+          }
+          outstanding += bytes;
+          events.push(`lent ${bytes}`);
+          return {
+            release() {
+              outstanding -= bytes;
+              events.push('released');
+            },
+          };
+        },
+      };
+      const lines: string[] = [];
+      const compactor = startCompactor(config(), {
+        log: createLogger('compactor-test', { write: (l: string) => void lines.push(l) }),
+        store,
+        memoryLender: lender,
+        borrowRetryMs: 1,
+        beforeCommit: async () => {
+          events.push(`commit while holding ${outstanding}`);
+        },
+      });
+      try {
+        const report = await compactor.sweepOnce();
+        assert.deepEqual(report.outcomes.map((o) => o.status), ['committed']);
+        assert.equal(report.unsealed, 1);
+      } finally {
+        await compactor.stop();
+      }
+      const cap = 3 * 64 + 64; // MiB: compaction.memory_budget_bytes default 64 MiB → heap cap 256 MiB
+      const loan = cap * 1024 * 1024;
+      assert.deepEqual(events, [`refused ${loan}`, `refused ${loan}`, `lent ${loan}`, `commit while holding ${loan}`, `commit while holding ${loan}`, 'released']);
+      assert.equal(outstanding, 0);
+      assert.equal(lines.filter((l) => l.includes('compaction waiting for the query pool')).length, 1, 'the wait is logged once');
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
   });
 });

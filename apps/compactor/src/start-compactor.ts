@@ -14,9 +14,10 @@ import {
   SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE,
   SLUICE_COMPACTION_RESULT_VALUE_NOOP,
 } from '@sluice/telemetry';
-import { compactPartition } from './compact-partition.js';
+import { compactPartition, isSealed, partitionOf } from './compact-partition.js';
 import type { CompactPartitionOptions, PartitionOutcome } from './compact-partition.js';
-import { createWorkerPartitionRunner } from './partition-runner.js';
+import type { MemoryLease, MemoryLender } from './memory-lender.js';
+import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
 import type { PartitionRunner, RunResult } from './partition-runner.js';
 import { createCompactionMetrics } from './compaction-metrics.js';
 import type { CompactorMeter } from './compaction-metrics.js';
@@ -39,6 +40,10 @@ export interface CompactorDeps {
   readonly rowGroupRows?: number;
   /** See {@link CompactPartitionOptions.beforeCommit}. */
   readonly beforeCommit?: CompactPartitionOptions['beforeCommit'];
+  /** The querier's pool when both run in one process: each merge borrows its heap cap from it (see memory-lender.ts). */
+  readonly memoryLender?: MemoryLender;
+  /** Wait between attempts to borrow from a busy pool, ms (default 250). */
+  readonly borrowRetryMs?: number;
 }
 
 /** An unexpected failure while compacting one partition (it is retried next sweep). */
@@ -135,9 +140,42 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
           },
         });
 
+  const loanBytes = deps.memoryLender?.loanBytes(compactionHeapLimitMb(memoryBudgetBytes) * 1_048_576) ?? 0;
+  const retryMs = deps.borrowRetryMs ?? 250;
+
+  /** Borrows the merge's memory from the query pool, waiting (abortably) while queries hold it. */
+  async function borrow(prefix: string): Promise<MemoryLease | null> {
+    const lender = deps.memoryLender;
+    if (lender === undefined) return null;
+    let waited = false;
+    for (;;) {
+      const lease = lender.tryBorrow(loanBytes);
+      if (lease !== null) {
+        if (waited) log.info('compaction got its memory from the query pool', { partition: prefix, bytes: loanBytes });
+        return lease;
+      }
+      if (!waited) log.info('compaction waiting for the query pool to lend its memory', { partition: prefix, bytes: loanBytes });
+      waited = true;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, retryMs);
+        abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+      if (abort.signal.aborted) throw new Error('compactor stopped');
+    }
+  }
+
   async function compactOne(runner: PartitionRunner, prefix: string, into: Accumulator): Promise<void> {
+    // An unsealed partition is answered without a merge (and the hour is in the prefix): nothing to borrow for.
+    const parts = partitionOf(prefix);
+    const sealed = parts !== null && isSealed(parts.hourStartMs, now(), graceSecs);
+    const lease = sealed ? await borrow(prefix) : null;
     const started = performance.now();
-    const result = await runner.run(prefix);
+    let result: RunResult;
+    try {
+      result = await runner.run(prefix);
+    } finally {
+      lease?.release();
+    }
     if (abort.signal.aborted) throw new Error('compactor stopped');
     if (result.status === 'error') {
       log.error('compaction failed; the partition is unchanged and is retried next sweep', { partition: prefix, reason: result.message });

@@ -7,6 +7,7 @@ import { startCompactor, type Compactor } from '@sluice/compactor';
 import type { SluiceConfig } from '@sluice/config';
 import type { Probes } from '@sluice/core';
 import { startQuerier, type Querier } from '@sluice/querier';
+import { createPoolLender } from './pool-lender.js';
 import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
 import { createIngestObserver, createQueryObserver, createSinkObserver, samplePoolGauges } from './observers.js';
@@ -70,7 +71,12 @@ export async function startServer(config: SluiceConfig, version: string): Promis
 
   let compactor: Compactor | null = null;
   if (config.compaction.enabled) {
-    compactor = startCompactor(config, { log: createLogger('compactor'), meter: telemetry.meter });
+    // Sharing a process with the querier, a merge borrows its memory from the query pool (one bound for both).
+    compactor = startCompactor(config, {
+      log: createLogger('compactor'),
+      meter: telemetry.meter,
+      ...(querier !== null ? { memoryLender: createPoolLender(querier.pool) } : {}),
+    });
     log.info('compactor started', { interval_secs: config.compaction.intervalSecs, grace_secs: config.compaction.graceSecs });
   }
 

@@ -51,7 +51,7 @@ export interface SortedMergeOptions {
   readonly signal?: AbortSignal;
 }
 
-/** How a merge is cut to its budget (exported for tests and the log). */
+/** How a merge is cut to its budget. */
 export interface MergePlan {
   /** Estimated decoded bytes of the widest row among the inputs. */
   readonly rowBytes: number;

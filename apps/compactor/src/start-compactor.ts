@@ -4,6 +4,7 @@
  * {@link compactPartition} and records the outcome (log line, metrics, {@link SweepReport}). Sweeps never overlap;
  * one failed partition does not stop the sweep.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { SluiceConfig } from '@sluice/config';
 import { createObjectStore, parseDataKey, storageSettingsFrom } from '@sluice/storage';
 import type { ObjectStore } from '@sluice/storage';
@@ -156,10 +157,8 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
       }
       if (!waited) log.info('compaction waiting for the query pool to lend its memory', { partition: prefix, bytes: loanBytes });
       waited = true;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, retryMs);
-        abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      // Abortable wait (the timer and its abort listener both go away when it ends).
+      await delay(retryMs, undefined, { signal: abort.signal }).catch(() => undefined);
       if (abort.signal.aborted) throw new Error('compactor stopped');
     }
   }

@@ -601,6 +601,8 @@ describe('worker backstop (RFC 0058 §3.1 defence in depth)', () => {
       assert.equal(next.status, 200, 'the replacement worker serves the next query');
       assert.deepEqual(next.json, before.json);
       await until(() => h.pool.reserved() === 0, 'pool 0');
+      await h.close();
+      assert.deepEqual(deaths.map((d) => d.reason), ['out_of_memory'], 'closing the pool terminates its workers without reporting deaths');
     } finally {
       await h.close();
     }

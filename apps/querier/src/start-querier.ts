@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { splitHostPort, type SluiceConfig } from '@sluice/config';
-import type { Probes } from '@sluice/core';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
 import { createAdmissionGate, createMemoryPool, createMemorySource, derivePoolSize, type MemoryPool, type MemorySource } from '@sluice/limits';
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
@@ -102,7 +102,15 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   const at = splitHostPort(config.querier.httpAddr);
   if (!at.ok) throw new Error(`invalid querier.http_addr: ${at.error}`);
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: at.value.port, hostname: at.value.host }, () => resolve(s));
+    const s = serve(
+      {
+        fetch: app.fetch,
+        port: at.value.port,
+        hostname: at.value.host,
+        serverOptions: { keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS },
+      },
+      () => resolve(s),
+    );
     s.once('error', reject);
   });
   return {

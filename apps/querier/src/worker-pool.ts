@@ -103,7 +103,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       options.pool.releaseThread(threadId);
       const job = slot.job;
       slot.job = null;
-      options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: slot.recycling ? 'recycled' : deathReason });
+      // close() terminates every worker on purpose: that is a shutdown, not a death to report.
+      if (!closing) options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: slot.recycling ? 'recycled' : deathReason });
       if (job !== null) {
         const error: QueryError =
           deathReason === 'out_of_memory'

@@ -11,7 +11,7 @@ import { readBody, type BodyLimits } from './body-reader.js';
 import { httpStatusFor } from './http-status.js';
 import type { IngestOutcome, OtlpEncoding } from './ingest-outcome.js';
 import type { IngestService } from './ingest-service.js';
-import type { Probes } from '@sluice/core';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
 import { serveProbe } from './probes.js';
 
 /** Options for {@link createOtlpHttpServer}. */
@@ -127,7 +127,7 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
     respond(res, encoding, outcome);
   };
 
-  const server: Server = createServer({ requestTimeout: 60_000 }, (req, res) => {
+  const server: Server = createServer({ requestTimeout: 60_000, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS }, (req, res) => {
     inFlight++;
     handle(req, res)
       .catch(() => {

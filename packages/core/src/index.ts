@@ -14,3 +14,4 @@ export { parseTenant, describeTenantError, encodeTenantForKey, MAX_TENANT_BYTES 
 export type { Param, ParamTypeTag, MinedFields, TemplateAuditEvent, TemplateAuditEventType } from './mined.js';
 export { PARAM_TYPE, NO_TEMPLATE } from './mined.js';
 export type { Probes } from './probes.js';
+export { HTTP_KEEP_ALIVE_TIMEOUT_MS } from './http-timeouts.js';

@@ -17,7 +17,8 @@
  *    p50/p99/max of the `query_queue_full` rejections' latency and the burst's wall time, plus the latency of
  *    SERIAL_REJECTIONS (200) one-at-a-time rejections for comparison.
  *
- * Env: BENCH_ROWS, BENCH_RUNS (default 5), BENCH_OFF_CONCURRENCY, BENCH_BURST.
+ * Env: BENCH_ROWS, BENCH_RUNS (default 11), BENCH_OFF_CONCURRENCY, BENCH_BURST, BENCH_ON_POOL_BYTES (ON's pool, default
+ * 4 GiB; 64 GiB gives ON the same worker heap cap as OFF), BENCH_SKIP_OVERHEAD, BENCH_SKIP_REFUSAL.
  */
 import { Agent, request } from 'node:http';
 import { rmSync } from 'node:fs';
@@ -28,14 +29,14 @@ import { testConfigYaml } from '../helpers/test-config.js';
 import { buildQueryCorpus, CORPUS_WINDOW, median, querySuite } from './bench-corpus.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const OFF_CONCURRENCY = Number(process.env.BENCH_OFF_CONCURRENCY ?? 4);
 const BURST = Number(process.env.BENCH_BURST ?? 1000);
 const SERIAL_REJECTIONS = 200;
 const TENANT = 'bench';
 const GiB = 1024 ** 3;
 
-const ON_LIMITS = { memory_pool_bytes: 4 * GiB, max_rows: 10000 };
+const ON_LIMITS = { memory_pool_bytes: Number(process.env.BENCH_ON_POOL_BYTES ?? 4 * GiB), max_rows: 10000 };
 const OFF_LIMITS = {
   memory_pool_bytes: 64 * GiB,
   max_concurrent_queries: OFF_CONCURRENCY,
@@ -127,6 +128,8 @@ async function overhead(dataDir: string, dir: string, needle: bigint): Promise<v
     const overall = sumOn / sumOff;
     console.log(`governance overhead: ${ROWS} rows, median of ${RUNS} alternating runs after a warm-up; OFF = 64 GiB pool, caps huge, ${OFF_CONCURRENCY} permits`);
     for (const l of lines) console.log('  ' + l);
+    const recycled = (p: SluiceProcess): number => p.logs.filter((l) => l.includes('"msg":"query worker recycled"')).length;
+    console.log(`  query workers recycled during the runs: ON ${recycled(on)}, OFF ${recycled(off)}`);
     console.log(`  overall ON/OFF (sum of medians): ${overall.toFixed(3)} (${((overall - 1) * 100).toFixed(1)} %); geometric mean ${geo.toFixed(3)}; target ≤ 1.030: ${overall <= 1.03 ? 'met' : 'NOT met'}`);
   } finally {
     await Promise.all([on.stop(), off.stop()]);
@@ -198,7 +201,7 @@ async function main(): Promise<void> {
     const { needle } = await buildQueryCorpus(dataDir, { rows: ROWS, tenant: TENANT });
     console.log(`corpus: ${ROWS} rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; needle template ${needle}`);
     if (process.env.BENCH_SKIP_OVERHEAD === undefined) await overhead(dataDir, dir, needle);
-    await refusalLatency(dataDir, dir);
+    if (process.env.BENCH_SKIP_REFUSAL === undefined) await refusalLatency(dataDir, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,10 @@ export interface LoadReport {
   readonly exportsAcked: number;
   readonly exportsFailed: number;
   readonly exportErrors: string[];
+  /** Query requests that failed at the transport (before any HTTP status) and were sent again once. */
+  readonly queryTransportRetries: number;
+  /** The first few transport errors of query requests (retried or not). */
+  readonly queryTransportErrors: string[];
   readonly queries: number;
   readonly ok: number;
   /** Rejections by `error.kind` (and `untyped:<status>` for a response without the envelope). */
@@ -55,7 +59,7 @@ function logs(batch: number, size: number): TestLog[] {
 export async function runGovernanceLoad(options: LoadOptions): Promise<LoadReport> {
   const deadline = Date.now() + options.durationMs;
   const exporter = createExporter('http-proto', { httpUrl: options.otlpHttpUrl, grpcAddress: options.otlpGrpcAddress }, { tenant: options.tenant, gzip: true });
-  const report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [] as string[], queries: 0, ok: 0, rejections: {} as Record<string, number> };
+  const report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [] as string[], queryTransportRetries: 0, queryTransportErrors: [] as string[], queries: 0, ok: 0, rejections: {} as Record<string, number> };
   const exporting = (async () => {
     for (let batch = 0; Date.now() < deadline; batch++) {
       const records = await buildSdkRecords({ resource: { 'service.name': 'load' }, scopeName: 'load', scopeVersion: '1' }, logs(batch, 200));
@@ -78,14 +82,15 @@ export async function runGovernanceLoad(options: LoadOptions): Promise<LoadRepor
       try {
         answer = await postQuery(options.queryUrl, options.tenant, statement);
       } catch (first) {
-        if (report.exportErrors.length < 5) report.exportErrors.push(`query transport (retried): ${String((first as { cause?: unknown }).cause ?? first)}`);
+        report.queryTransportRetries++;
+        if (report.queryTransportErrors.length < 5) report.queryTransportErrors.push(`retried: ${String((first as { cause?: unknown }).cause ?? first)}`);
         // A reused keep-alive socket the server had just closed fails the request before it was sent; a real
         // client retries that once. A second failure means the querier is unreachable: count it, stop this client.
         try {
           answer = await postQuery(options.queryUrl, options.tenant, statement);
         } catch (error) {
           report.rejections['transport_error'] = (report.rejections['transport_error'] ?? 0) + 1;
-          if (report.exportErrors.length < 5) report.exportErrors.push(`query transport: ${String((error as { cause?: unknown }).cause ?? error)}`);
+          if (report.queryTransportErrors.length < 5) report.queryTransportErrors.push(String((error as { cause?: unknown }).cause ?? error));
           return;
         }
       }

@@ -274,7 +274,7 @@ async function main(): Promise<number> {
     } catch (error) {
       // runGovernanceLoad throws when a query request fails at the transport (e.g. the server went away).
       loadError = error;
-      report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [], queries: 0, ok: 0, rejections: {} };
+      report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [], queryTransportRetries: 0, queryTransportErrors: [], queries: 0, ok: 0, rejections: {} };
     } finally {
       loadSecs = (Date.now() - loadStart) / 1000;
       await sampler.stop();
@@ -283,7 +283,7 @@ async function main(): Promise<number> {
     const poolAtEnd = aliveAtEnd ? await metricValue(server.queryUrl, 'sluice_query_pool_reserved').catch(() => NaN) : NaN;
     const hwmKb = aliveAtEnd ? vmHwmKb(server.pid) : sampler.peaks.vmHwmKb;
     const counters: CgroupCounters = cg.counters();
-    // Worker deaths during the load (the stop below terminates the workers and logs each of them too).
+    // Worker deaths during the load (read before the stop below terminates the workers).
     const deathLines = server.logs.filter((l) => l.includes('query worker died'));
     const exit = aliveAtEnd ? await (server.child.kill('SIGTERM'), server.exited) : server.exitedWith;
     const workerDeaths = deathLines.length;
@@ -316,6 +316,7 @@ async function main(): Promise<number> {
     }
     console.log(`  exports:             ${report.exportsAcked} acknowledged, ${report.exportsFailed} failed ${report.exportErrors.length ? JSON.stringify(report.exportErrors) : ''}`);
     console.log(`  queries:             ${report.queries} sent, ${report.ok} ok, ${rejected} rejected`);
+    console.log(`  query transport:     ${report.queryTransportRetries} request(s) failed before any HTTP status and were retried ${report.queryTransportErrors.length ? JSON.stringify(report.queryTransportErrors) : ''}`);
     console.log(`  compaction:          ${compacted} partition(s) compacted, ${compactionFailures} failed (first sweep 300 s after start)`);
     console.log(`  rejections by kind:  ${JSON.stringify(report.rejections)}`);
 
@@ -330,6 +331,7 @@ async function main(): Promise<number> {
     if (loadError === undefined && report.exportsAcked === 0) failures.push('no export acknowledged');
     if (loadError === undefined && rejected === 0) failures.push('no query was refused (the heavy queries were not heavy enough)');
     if (untyped.length > 0) failures.push(`untyped rejections: ${untyped.join(', ')}`);
+    if (report.queryTransportRetries > 0) failures.push(`${report.queryTransportRetries} query request(s) failed at the transport (the server closed a connection the client reused)`);
     if (server.pool?.source !== 'cgroup_v1' || server.pool.bytes !== expectedPool) failures.push(`pool ${JSON.stringify(server.pool)} did not derive from the cgroup v1 limit`);
     if (!inGroup) failures.push('the server was not in the cgroup');
     if (exit?.code !== 0) failures.push(`unclean exit ${JSON.stringify(exit)}`);

@@ -12,6 +12,7 @@ import { attachMemoryPool, createMemoryPool } from './memory-pool.js';
 import type { MemoryPool } from './memory-pool.js';
 import { classifyRefusal } from './grow-outcome.js';
 import type { GrowOutcome } from './grow-outcome.js';
+import { setBeforeGrowCommitHook } from './testing/index.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -163,6 +164,53 @@ describe('reservation accounting', () => {
     assert.ok(c && id.startsWith(c.queryId) && c.queryId.length === 48);
     assert.equal(pool.releaseQuery(id), 10);
     assert.equal(pool.reserved(), 0);
+  });
+});
+
+describe('a grow that loses the race for the pool total (pause hook between read and commit)', () => {
+  // The 4-thread property below cannot force this interleaving on a 2-core machine; the hook does, every run.
+  test('RFC0058.2: B reserves between A\'s read and A\'s commit → A\'s commit fails, A re-reads and is refused as contended; total == sum of holds', () => {
+    const pool = createMemoryPool({ sizeBytes: 1_000_000 });
+    const view = attachMemoryPool(pool.shared); // another thread's view of the same counters
+    const a = pool.createQuery('A');
+    const b = view.createQuery('B');
+    let paused = 0;
+    setBeforeGrowCommitHook(() => {
+      paused++;
+      if (paused !== 1) return;
+      assert.equal(b.tryGrow(600_000).status, 'ok', 'B commits while A is paused');
+    });
+    try {
+      const outcome = refused(a.tryGrow(600_000));
+      assert.equal(outcome.kind, 'query_memory_contended', 'A alone fits: retry later, not "ask for less"');
+      assert.equal(paused, 2, 'A paused once and B passed the hook once; A\'s re-read stopped at the size check');
+    } finally {
+      setBeforeGrowCommitHook(null);
+    }
+    assert.equal(a.held, 0);
+    assert.equal(b.held, 600_000);
+    assert.equal(pool.reserved(), 600_000, 'A\'s stale total did not overwrite B\'s');
+    assert.equal(pool.reserved(), sumHeld(pool));
+  });
+
+  test('a lost race with room left commits on the retry, and both grows are counted', () => {
+    const pool = createMemoryPool({ sizeBytes: 1_000_000 });
+    const a = pool.createQuery('A');
+    const b = attachMemoryPool(pool.shared).createQuery('B');
+    let raced = false;
+    setBeforeGrowCommitHook(() => {
+      if (raced) return;
+      raced = true;
+      assert.equal(b.tryGrow(300_000).status, 'ok');
+    });
+    try {
+      assert.equal(a.tryGrow(400_000).status, 'ok');
+    } finally {
+      setBeforeGrowCommitHook(null);
+    }
+    assert.equal(pool.reserved(), 700_000);
+    assert.equal(pool.reserved(), sumHeld(pool));
+    assert.deepEqual(pool.topConsumers(2).map((c) => [c.queryId, c.heldBytes, c.peakBytes]), [['A', 400_000, 400_000], ['B', 300_000, 300_000]]);
   });
 });
 

@@ -37,6 +37,18 @@ export interface QueryReservation {
 }
 
 /** Implementation: owns slot `slot` while the slot carries `ticket`. */
+/**
+ * Test seam (RFC 0058 §6, deterministic pause hooks): when set, runs in this thread after a grow has read the
+ * pool total and before its compare-exchange, so a test can move the total in between and prove the lost race is
+ * retried. Per thread (module state); never set in production.
+ */
+let beforeGrowCommit: (() => void) | null = null;
+
+/** Sets or clears {@link beforeGrowCommit}; exported to tests through `@sluice/limits/testing`. */
+export function setBeforeGrowCommitHook(hook: (() => void) | null): void {
+  beforeGrowCommit = hook;
+}
+
 export class SlotReservation implements QueryReservation {
   readonly queryId: string;
   #cells: PoolCells;
@@ -81,6 +93,7 @@ export class SlotReservation implements QueryReservation {
         this.#lastRefusal = refused;
         return refused;
       }
+      beforeGrowCommit?.();
       if (Atomics.compareExchange(words, H_RESERVED, current, next) === current) break;
     }
     // The total first, then the slot: the total never reads below the sum of the slots.

@@ -46,6 +46,11 @@ export interface CompactPartitionOptions {
    * (`output: null`) and the commit of the merged file. Tests use it to interleave compactors.
    */
   readonly beforeCommit?: (info: { readonly partition: string; readonly generation: number; readonly output: string | null }) => Promise<void>;
+  /**
+   * Awaited once, only when the partition really is merged, right before the merge decodes anything: the sweep
+   * borrows the merge's memory here, so sealed partitions that need no merge borrow nothing.
+   */
+  readonly beforeMerge?: () => Promise<void>;
   readonly signal?: AbortSignal;
 }
 
@@ -271,6 +276,7 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   const inputs = liveNames.map((n) => liveFiles.get(n)!);
   const expectedRows = inputs.reduce((n, f) => n + f.numRows, 0);
 
+  await options.beforeMerge?.();
   const writer = await LogsParquetWriter.create({
     ...(options.rowGroupRows !== undefined ? { rowGroupRows: options.rowGroupRows } : {}),
     keyValueMetadata: [{ key: PROVENANCE_KEY, value: encodeProvenance({ generation, replaces: [...replaces].sort(compareKeys) }) }],

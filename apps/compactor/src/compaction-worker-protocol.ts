@@ -14,14 +14,15 @@ export interface CompactionWorkerData {
   readonly rowGroupRows?: number;
 }
 
-/** Main → worker: compact one partition. */
-export interface ToCompactionWorker {
-  readonly id: number;
-  readonly prefix: string;
-}
+/** Main → worker: compact one partition; or the memory the worker asked for before merging it is granted. */
+export type ToCompactionWorker =
+  | { readonly type: 'compact'; readonly id: number; readonly prefix: string }
+  | { readonly type: 'memory_granted'; readonly id: number };
 
 /** Worker → main. */
 export type FromCompactionWorker =
   | { readonly type: 'ready' }
+  /** Partition `id` needs a merge: the worker waits for `memory_granted` before decoding anything. */
+  | { readonly type: 'need_memory'; readonly id: number }
   | { readonly type: 'done'; readonly id: number; readonly status: 'ok'; readonly outcome: PartitionOutcome }
   | { readonly type: 'done'; readonly id: number; readonly status: 'error'; readonly message: string };

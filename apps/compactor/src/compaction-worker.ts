@@ -19,7 +19,15 @@ const settings = workerData as CompactionWorkerData;
 const store = createObjectStore(settings.storage);
 const post = (message: FromCompactionWorker): void => port.postMessage(message);
 
+/** Grants the main thread has not answered yet, by partition id. */
+const waiting = new Map<number, () => void>();
+
 port.on('message', (message: ToCompactionWorker) => {
+  if (message.type === 'memory_granted') {
+    waiting.get(message.id)?.();
+    waiting.delete(message.id);
+    return;
+  }
   void (async () => {
     try {
       const outcome = await compactPartition(store, message.prefix, {
@@ -28,6 +36,11 @@ port.on('message', (message: ToCompactionWorker) => {
         memoryBudgetBytes: settings.memoryBudgetBytes,
         ...(settings.scratchDir !== undefined ? { scratchDir: settings.scratchDir } : {}),
         ...(settings.rowGroupRows !== undefined ? { rowGroupRows: settings.rowGroupRows } : {}),
+        beforeMerge: () =>
+          new Promise<void>((resolve) => {
+            waiting.set(message.id, resolve);
+            post({ type: 'need_memory', id: message.id });
+          }),
       });
       post({ type: 'done', id: message.id, status: 'ok', outcome });
     } catch (e) {

@@ -52,18 +52,26 @@ describe('compaction worker thread', () => {
     assert.equal(compactionHeapLimitMb(16 * MiB), 112);
   });
 
-  test('a worker merges wide rows in budget-sized row groups and conserves every row', async () => {
+  test('a worker asks for its memory before merging (not for a single-file partition), merges wide rows in budget-sized row groups and conserves every row', async () => {
     const prefix = partitionPrefix('acme', SEALED_HOUR_MS);
     for (let i = 0; i < 3; i++) await writeDataFile(store, prefix, wideRows(1_500, i, SEALED_HOUR_MS, 4096));
     const inputs = await parquetKeys(store, prefix);
     const runner = createWorkerPartitionRunner({ data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB } });
+    const grants: string[] = [];
     try {
-      const r = await runner.run(prefix);
+      const r = await runner.run(prefix, async () => {
+        // The worker waits for this grant: nothing is committed yet.
+        grants.push(`granted with ${(await liveKeys(store, prefix)).length} live files`);
+      });
       assert.equal(r.status, 'ok');
       assert.equal(r.status === 'ok' && r.outcome.status, 'committed');
+      // Now one file: the worker answers without asking for memory.
+      const again = await runner.run(prefix, async () => void grants.push('asked again'));
+      assert.equal(again.status === 'ok' && again.outcome.status, 'noop');
     } finally {
       await runner.close();
     }
+    assert.deepEqual(grants, ['granted with 3 live files'], 'memory is asked for once, before the merge, and not for a partition that needs none');
     const live = await liveKeys(store, prefix);
     assert.equal(live.length, 1);
     assert.equal(await rowCount(store, live), await rowCount(store, inputs));

@@ -15,7 +15,8 @@ export type RunResult = { readonly status: 'ok'; readonly outcome: PartitionOutc
 
 /** Compacts partitions for one sweep. */
 export interface PartitionRunner {
-  run(prefix: string): Promise<RunResult>;
+  /** `beforeMerge` is awaited only when the partition is really merged, before anything is decoded. */
+  run(prefix: string, beforeMerge?: () => Promise<void>): Promise<RunResult>;
   /** Ends the sweep: terminates the worker (an in-flight partition is abandoned; nothing of it is committed). */
   close(): Promise<void>;
 }
@@ -50,11 +51,19 @@ export function createWorkerPartitionRunner(options: WorkerRunnerOptions): Parti
       resourceLimits: { maxOldGenerationSizeMb: limitMb },
     });
   return {
-    run(prefix) {
+    run(prefix, beforeMerge) {
       const w = (worker ??= start());
       const id = nextId++;
       return new Promise<RunResult>((resolve) => {
         const onMessage = (m: FromCompactionWorker): void => {
+          if (m.type === 'need_memory' && m.id === id) {
+            // A rejected grant (the compactor stopping) leaves the worker waiting; close() terminates it.
+            void (beforeMerge ?? (() => Promise.resolve()))().then(
+              () => w.postMessage({ type: 'memory_granted', id } satisfies ToCompactionWorker),
+              () => undefined,
+            );
+            return;
+          }
           if (m.type !== 'done' || m.id !== id) return;
           cleanup();
           resolve(m.status === 'ok' ? { status: 'ok', outcome: m.outcome } : { status: 'error', message: m.message });
@@ -84,7 +93,7 @@ export function createWorkerPartitionRunner(options: WorkerRunnerOptions): Parti
         w.on('message', onMessage);
         w.once('exit', onExit);
         w.once('error', onError);
-        w.postMessage({ id, prefix } satisfies ToCompactionWorker);
+        w.postMessage({ type: 'compact', id, prefix } satisfies ToCompactionWorker);
       });
     },
     async close() {

@@ -15,7 +15,7 @@ import {
   SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE,
   SLUICE_COMPACTION_RESULT_VALUE_NOOP,
 } from '@sluice/telemetry';
-import { compactPartition, isSealed, partitionOf } from './compact-partition.js';
+import { compactPartition } from './compact-partition.js';
 import type { CompactPartitionOptions, PartitionOutcome } from './compact-partition.js';
 import type { MemoryLease, MemoryLender } from './memory-lender.js';
 import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
@@ -109,7 +109,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
   const inProcess = deps.store !== undefined || deps.now !== undefined || deps.beforeCommit !== undefined;
   const memoryBudgetBytes = config.compaction.memoryBudgetBytes;
   const localRunner: PartitionRunner = {
-    async run(prefix): Promise<RunResult> {
+    async run(prefix, beforeMerge): Promise<RunResult> {
       try {
         const outcome = await compactPartition(store, prefix, {
           now,
@@ -119,6 +119,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
           ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
           ...(deps.rowGroupRows !== undefined ? { rowGroupRows: deps.rowGroupRows } : {}),
           ...(deps.beforeCommit !== undefined ? { beforeCommit: deps.beforeCommit } : {}),
+          ...(beforeMerge !== undefined ? { beforeMerge } : {}),
         });
         return { status: 'ok', outcome };
       } catch (e) {
@@ -164,16 +165,16 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
   }
 
   async function compactOne(runner: PartitionRunner, prefix: string, into: Accumulator): Promise<void> {
-    // An unsealed partition is answered without a merge (and the hour is in the prefix): nothing to borrow for.
-    const parts = partitionOf(prefix);
-    const sealed = parts !== null && isSealed(parts.hourStartMs, now(), graceSecs);
-    const lease = sealed ? await borrow(prefix) : null;
+    // Borrowed only once the partition is known to need a merge: unsealed and single-file partitions borrow nothing.
+    let lease: MemoryLease | null = null;
     const started = performance.now();
     let result: RunResult;
     try {
-      result = await runner.run(prefix);
+      result = await runner.run(prefix, async () => {
+        lease = await borrow(prefix);
+      });
     } finally {
-      lease?.release();
+      (lease as MemoryLease | null)?.release();
     }
     if (abort.signal.aborted) throw new Error('compactor stopped');
     if (result.status === 'error') {

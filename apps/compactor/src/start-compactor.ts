@@ -174,6 +174,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
         lease = await borrow(prefix);
       });
     } finally {
+      // The cast undoes TS narrowing `lease` to null: it cannot see the callback's assignment.
       (lease as MemoryLease | null)?.release();
     }
     if (abort.signal.aborted) throw new Error('compactor stopped');

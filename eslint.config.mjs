@@ -14,7 +14,15 @@ export default tseslint.config(
       // node:test's test()/describe() return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'], package: 'node:test' }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+              package: 'node:test',
+            },
+          ],
+        },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -19,7 +19,8 @@ const chart = join(root, 'deploy', 'helm', 'sluice');
 const ciValues = join(chart, 'ci', 'ci-values.yaml');
 const testValues = (name) => join(root, 'deploy', 'helm', 'test', name);
 const configDist = join(root, 'packages', 'config', 'dist', 'index.js');
-if (!existsSync(configDist)) throw new Error(`${configDist} is missing: run \`npx tsc -b packages/config\` (npm run test:chart does)`);
+if (!existsSync(configDist))
+  throw new Error(`${configDist} is missing: run \`npx tsc -b packages/config\` (npm run test:chart does)`);
 const { parseConfig, configKeyPaths, configKeyReference } = await import(pathToFileURL(configDist).href);
 
 const helm = helmPath();
@@ -44,7 +45,9 @@ function runHelm(args) {
 function render(...args) {
   const r = runHelm(['template', RELEASE, chart, ...args]);
   assert.equal(r.status, 0, `helm template ${args.join(' ')} failed:\n${r.stderr}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((d) => d !== null);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS())
+    .filter((d) => d !== null);
 }
 
 /** `helm template` that must fail; returns stderr. */
@@ -141,7 +144,10 @@ test('split mode renders a receiver StatefulSet, a querier Deployment and a sing
   const rxSvc = services.find((s) => s.metadata.name === `${RELEASE}-sluice-receiver`);
   assert.deepEqual(rxSvc.spec.ports.map((p) => p.port).sort(), [4317, 4318]);
   const qxSvc = services.find((s) => s.metadata.name === `${RELEASE}-sluice-querier`);
-  assert.deepEqual(qxSvc.spec.ports.map((p) => p.port), [4319]);
+  assert.deepEqual(
+    qxSvc.spec.ports.map((p) => p.port),
+    [4319],
+  );
 });
 
 test('each split-mode config file enables only its own role', () => {
@@ -152,15 +158,29 @@ test('each split-mode config file enables only its own role', () => {
       const { key, text } = mountedFile(docs, workload(docs, comp));
       assert.equal(key, `${comp}.yaml`, `${comp} mounts its own file`);
       const file = parse(text);
-      assert.deepEqual([file.receiver.enabled, file.querier.enabled, file.compaction.enabled], [r, q, c], `${key} role flags`);
+      assert.deepEqual(
+        [file.receiver.enabled, file.querier.enabled, file.compaction.enabled],
+        [r, q, c],
+        `${key} role flags`,
+      );
       const cfg = parsedConfigOf(docs, comp);
-      assert.deepEqual([cfg.receiver.enabled, cfg.querier.enabled, cfg.compaction.enabled], [r, q, c], `${key} parsed role flags`);
+      assert.deepEqual(
+        [cfg.receiver.enabled, cfg.querier.enabled, cfg.compaction.enabled],
+        [r, q, c],
+        `${key} parsed role flags`,
+      );
     }
   }
 });
 
 test('every rendered config file parses with the real config parser in its pod env (no unknown key)', () => {
-  const cases = [[], CI, SINGLE, ['-f', testValues('pool-bytes-only-values.yaml')], ['-f', testValues('memory-limit-only-values.yaml')]];
+  const cases = [
+    [],
+    CI,
+    SINGLE,
+    ['-f', testValues('pool-bytes-only-values.yaml')],
+    ['-f', testValues('memory-limit-only-values.yaml')],
+  ];
   let files = 0;
   for (const args of cases) {
     const docs = render(...args);
@@ -193,7 +213,11 @@ test('RFC0058.8: every querier.limits value set in values lands under its snake_
     maxRows: 'max_rows',
     maxResultBytes: 'max_result_bytes',
   };
-  assert.deepEqual(Object.keys(values).sort(), Object.keys(mapping).sort(), 'the CI values set every querier.limits key');
+  assert.deepEqual(
+    Object.keys(values).sort(),
+    Object.keys(mapping).sort(),
+    'the CI values set every querier.limits key',
+  );
   const file = parse(mountedFile(docs, workload(docs, 'querier')).text);
   const cfg = parsedConfigOf(docs, 'querier');
   for (const [camel, snake] of Object.entries(mapping)) {
@@ -207,7 +231,8 @@ test('every configuration value set in the CI and single values reaches the pars
   const docs = render(...CI);
   const rx = parsedConfigOf(docs, 'receiver');
   for (const section of ['wal', 'sink', 'limits', 'miner']) {
-    for (const [k, v] of Object.entries(ci.receiver[section])) assert.equal(rx.receiver[section][k], v, `receiver.${section}.${k}`);
+    for (const [k, v] of Object.entries(ci.receiver[section]))
+      assert.equal(rx.receiver[section][k], v, `receiver.${section}.${k}`);
   }
   const qx = parsedConfigOf(docs, 'querier');
   assert.equal(qx.querier.defaultWindowSecs, 1800);
@@ -220,10 +245,22 @@ test('every configuration value set in the CI and single values reaches the pars
     assert.equal(cfg.storage.backend, 's3');
     assert.deepEqual(
       { ...cfg.storage.s3, accessKeyId: undefined, secretAccessKey: undefined },
-      { bucket: 'sluice-ci', endpoint: 'http://minio.storage.svc:9000', region: 'eu-west-1', prefix: 'logs/', forcePathStyle: true, accessKeyId: undefined, secretAccessKey: undefined },
+      {
+        bucket: 'sluice-ci',
+        endpoint: 'http://minio.storage.svc:9000',
+        region: 'eu-west-1',
+        prefix: 'logs/',
+        forcePathStyle: true,
+        accessKeyId: undefined,
+        secretAccessKey: undefined,
+      },
     );
     assert.deepEqual(cfg.tenancy, { header: 'X-Scope-OrgID', defaultTenant: 'ci-tenant' });
-    assert.deepEqual(cfg.telemetry, { otlpEndpoint: 'http://otel-collector.observability.svc:4318', prometheus: true, serviceName: 'sluice-ci' });
+    assert.deepEqual(cfg.telemetry, {
+      otlpEndpoint: 'http://otel-collector.observability.svc:4318',
+      prometheus: true,
+      serviceName: 'sluice-ci',
+    });
   }
 });
 
@@ -255,7 +292,11 @@ test('S3 credentials come from the existing Secret through secretKeyRef and ${en
     const id = env.find((e) => e.name === 'S3_ACCESS_KEY_ID');
     const secret = env.find((e) => e.name === 'S3_SECRET_ACCESS_KEY');
     assert.deepEqual(id?.valueFrom?.secretKeyRef, { name: 'sluice-s3', key: 'access-key-id' }, `${comp} access key`);
-    assert.deepEqual(secret?.valueFrom?.secretKeyRef, { name: 'sluice-s3', key: 'secret-access-key' }, `${comp} secret key`);
+    assert.deepEqual(
+      secret?.valueFrom?.secretKeyRef,
+      { name: 'sluice-s3', key: 'secret-access-key' },
+      `${comp} secret key`,
+    );
     const { text } = mountedFile(docs, w);
     const file = parse(text);
     assert.equal(file.storage.s3.access_key_id, '${env:S3_ACCESS_KEY_ID}');
@@ -269,7 +310,10 @@ test('S3 credentials come from the existing Secret through secretKeyRef and ${en
   // No secret configured: no credentials in the file (AWS SDK default chain), no secretKeyRef.
   const plain = render(...CI, '--set', 'storage.s3.existingSecret=');
   for (const w of workloads(plain)) {
-    assert.equal((container(w).env ?? []).some((e) => e.valueFrom?.secretKeyRef), false);
+    assert.equal(
+      (container(w).env ?? []).some((e) => e.valueFrom?.secretKeyRef),
+      false,
+    );
     assert.equal(parsedConfigOf(plain, component(w)).storage.s3.accessKeyId, null);
   }
 });
@@ -278,7 +322,9 @@ test('no env var the chart sets names a configuration key (file mode would refus
   const configEnv = new Set(configKeyReference().map((k) => k.envName));
   for (const args of [[], CI, SINGLE]) {
     for (const w of workloads(render(...args))) {
-      const clash = (container(w).env ?? []).map((e) => e.name).filter((n) => configEnv.has(n) || n.startsWith('SLUICE_'));
+      const clash = (container(w).env ?? [])
+        .map((e) => e.name)
+        .filter((n) => configEnv.has(n) || n.startsWith('SLUICE_'));
       assert.deepEqual(clash, [], `${component(w)} env`);
     }
   }
@@ -286,13 +332,18 @@ test('no env var the chart sets names a configuration key (file mode would refus
 });
 
 test('RFC0058.8: NOTES warns when the querier has neither a memory limit nor memoryPoolBytes, and only then', () => {
-  const warning = /WARNING: the querier runs with neither querier\.resources\.limits\.memory nor querier\.limits\.memoryPoolBytes/;
+  const warning =
+    /WARNING: the querier runs with neither querier\.resources\.limits\.memory nor querier\.limits\.memoryPoolBytes/;
   assert.match(notes(), warning, 'default values');
   assert.doesNotMatch(notes('-f', testValues('pool-bytes-only-values.yaml')), /WARNING/, 'memoryPoolBytes set');
   assert.doesNotMatch(notes('-f', testValues('memory-limit-only-values.yaml')), /WARNING/, 'memory limit set');
   assert.doesNotMatch(notes(...CI), /WARNING/, 'CI values');
   assert.doesNotMatch(notes('--set', 'querier.enabled=false'), /WARNING/, 'querier disabled');
-  assert.match(notes('--set', 'mode=single'), /WARNING: the querier runs with neither single\.resources\.limits\.memory/, 'single mode without a limit');
+  assert.match(
+    notes('--set', 'mode=single'),
+    /WARNING: the querier runs with neither single\.resources\.limits\.memory/,
+    'single mode without a limit',
+  );
   assert.doesNotMatch(notes(...SINGLE), /WARNING/, 'single mode with a limit');
 });
 
@@ -302,7 +353,12 @@ test('single mode renders one StatefulSet with ports 4317, 4318 and 4319 and one
   assert.equal(ws.length, 1, `one workload, got ${ws.map((w) => `${w.kind}/${w.metadata.name}`).join(', ')}`);
   const [w] = ws;
   assert.equal(w.kind, 'StatefulSet');
-  assert.deepEqual(container(w).ports.map((p) => p.containerPort).sort(), [4317, 4318, 4319]);
+  assert.deepEqual(
+    container(w)
+      .ports.map((p) => p.containerPort)
+      .sort(),
+    [4317, 4318, 4319],
+  );
   const svc = docs.find((d) => d.kind === 'Service' && d.metadata.name === `${RELEASE}-sluice`);
   assert.deepEqual(svc.spec.ports.map((p) => p.port).sort(), [4317, 4318, 4319]);
   assert.deepEqual(Object.keys(configMap(docs).data), ['single.yaml']);
@@ -314,12 +370,18 @@ test('single mode renders one StatefulSet with ports 4317, 4318 and 4319 and one
   assert.deepEqual(claims, ['data', 'wal']);
   // Without single.compaction the process runs receiver + querier only.
   const noCompaction = parsedConfigOf(render('--set', 'mode=single'), 'single');
-  assert.deepEqual([noCompaction.receiver.enabled, noCompaction.querier.enabled, noCompaction.compaction.enabled], [true, true, false]);
+  assert.deepEqual(
+    [noCompaction.receiver.enabled, noCompaction.querier.enabled, noCompaction.compaction.enabled],
+    [true, true, false],
+  );
   assert.match(renderFails(...SINGLE, '--set', 'single.replicas=2'), /single\.compaction needs single\.replicas 1/);
 });
 
 test('the checksum/config annotation changes exactly when the role file changes', () => {
-  const sums = (docs) => Object.fromEntries(workloads(docs).map((w) => [component(w), w.spec.template.metadata.annotations['checksum/config']]));
+  const sums = (docs) =>
+    Object.fromEntries(
+      workloads(docs).map((w) => [component(w), w.spec.template.metadata.annotations['checksum/config']]),
+    );
   const base = sums(render(...CI));
   const again = sums(render(...CI));
   assert.deepEqual(again, base, 'stable across renders');
@@ -328,7 +390,8 @@ test('the checksum/config annotation changes exactly when the role file changes'
   assert.equal(changed.receiver, base.receiver, 'receiver does not roll');
   assert.equal(changed.compactor, base.compactor, 'compactor does not roll');
   const shared = sums(render(...CI, '--set', 'storage.s3.bucket=other'));
-  for (const comp of ['receiver', 'querier', 'compactor']) assert.notEqual(shared[comp], base[comp], `${comp} rolls on a storage change`);
+  for (const comp of ['receiver', 'querier', 'compactor'])
+    assert.notEqual(shared[comp], base[comp], `${comp} rolls on a storage change`);
   for (const [comp, sum] of Object.entries(base)) assert.match(sum, /^[0-9a-f]{64}$/, comp);
 });
 
@@ -338,13 +401,19 @@ test('receiver and querier probe /healthz (liveness) and /readyz (readiness) on 
     for (const w of workloads(docs)) {
       const c = container(w);
       if (component(w) === 'compactor') {
-        assert.ok(c.livenessProbe.exec && c.readinessProbe.exec, 'compactor probes are exec probes (it opens no HTTP listener)');
+        assert.ok(
+          c.livenessProbe.exec && c.readinessProbe.exec,
+          'compactor probes are exec probes (it opens no HTTP listener)',
+        );
         continue;
       }
       const portNames = c.ports.map((p) => p.name);
       assert.equal(c.livenessProbe.httpGet.path, '/healthz', `${component(w)} liveness`);
       assert.equal(c.readinessProbe.httpGet.path, '/readyz', `${component(w)} readiness`);
-      assert.ok(portNames.includes(c.livenessProbe.httpGet.port) && portNames.includes(c.readinessProbe.httpGet.port), `${component(w)} probe ports exist`);
+      assert.ok(
+        portNames.includes(c.livenessProbe.httpGet.port) && portNames.includes(c.readinessProbe.httpGet.port),
+        `${component(w)} probe ports exist`,
+      );
     }
   }
   const compactor = container(workload(render(), 'compactor'));
@@ -367,10 +436,16 @@ test('pods run non-root with a read-only root filesystem, /tmp on an emptyDir an
       if (cfg.receiver.enabled) {
         const wal = c.volumeMounts.find((m) => m.mountPath === cfg.receiver.walDir);
         assert.ok(wal, `${component(w)} mounts a volume at receiver.wal_dir ${cfg.receiver.walDir}`);
-        assert.ok(w.spec.volumeClaimTemplates.some((t) => t.metadata.name === wal.name), 'the WAL is a volumeClaimTemplate');
+        assert.ok(
+          w.spec.volumeClaimTemplates.some((t) => t.metadata.name === wal.name),
+          'the WAL is a volumeClaimTemplate',
+        );
       }
       if (cfg.storage.backend === 'local') {
-        assert.ok(c.volumeMounts.some((m) => m.mountPath === cfg.storage.local.root), `${component(w)} mounts storage.local.root`);
+        assert.ok(
+          c.volumeMounts.some((m) => m.mountPath === cfg.storage.local.root),
+          `${component(w)} mounts storage.local.root`,
+        );
       }
     }
   }
@@ -385,22 +460,50 @@ test('NODE_OPTIONS caps the receiver and compactor heaps at their share of the m
   assert.equal(heap(workload(ci, 'querier')), undefined, 'querier with a 2Gi limit');
   assert.equal(heap(workload(render(...SINGLE), 'single')), undefined, 'single mode with a 3Gi limit');
   const decimal = render('--set', 'receiver.resources.limits.memory=1500M');
-  assert.equal(heap(workload(decimal, 'receiver')), `--max-old-space-size=${Math.floor((1_500_000_000 * 35) / 100 / 1048576)}`);
+  assert.equal(
+    heap(workload(decimal, 'receiver')),
+    `--max-old-space-size=${Math.floor((1_500_000_000 * 35) / 100 / 1048576)}`,
+  );
   const floor = render('--set', 'receiver.resources.limits.memory=128Mi');
   assert.equal(heap(workload(floor, 'receiver')), '--max-old-space-size=64', 'heap.minMb floor');
   for (const w of workloads(render())) assert.equal(heap(w), undefined, `${component(w)} without a limit`);
   assert.match(renderFails('--set', 'receiver.resources.limits.memory=lots'), /cannot read the memory quantity/);
-  assert.match(renderFails('--set', 'querier.extraEnv[0].name=NODE_OPTIONS', '--set', 'querier.extraEnv[0].value=--max-old-space-size=512'), /must not reach the querier process/);
-  assert.match(renderFails('--set', 'extraEnv[0].name=NODE_OPTIONS', '--set', 'extraEnv[0].value=--max-old-space-size=512'), /must not reach the querier process/);
-  render('--set', 'querier.enabled=false', '--set', 'extraEnv[0].name=NODE_OPTIONS', '--set', 'extraEnv[0].value=--max-old-space-size=512');
+  assert.match(
+    renderFails(
+      '--set',
+      'querier.extraEnv[0].name=NODE_OPTIONS',
+      '--set',
+      'querier.extraEnv[0].value=--max-old-space-size=512',
+    ),
+    /must not reach the querier process/,
+  );
+  assert.match(
+    renderFails('--set', 'extraEnv[0].name=NODE_OPTIONS', '--set', 'extraEnv[0].value=--max-old-space-size=512'),
+    /must not reach the querier process/,
+  );
+  render(
+    '--set',
+    'querier.enabled=false',
+    '--set',
+    'extraEnv[0].name=NODE_OPTIONS',
+    '--set',
+    'extraEnv[0].value=--max-old-space-size=512',
+  );
 });
 
 test('invalid values are refused at render time', () => {
-  assert.match(renderFails('--set', 'querier.limits.maxConcurentQueries=3'), /maxConcurentQueries/, 'schema rejects an unknown querier.limits key');
+  assert.match(
+    renderFails('--set', 'querier.limits.maxConcurentQueries=3'),
+    /maxConcurentQueries/,
+    'schema rejects an unknown querier.limits key',
+  );
   assert.match(renderFails('--set', 'querier.limits.memoryPoolBytes=1000'), /memoryPoolBytes/, 'pool below 32 MiB');
   assert.match(renderFails('--set', 'mode=both'), /mode/);
   assert.match(renderFails('--set', 'storage.backend=s3'), /storage\.s3\.bucket/);
-  assert.match(renderFails('--set', 'querier.limits.defaultRows=50', '--set', 'querier.limits.maxRows=10'), /defaultRows must be <= querier\.limits\.maxRows/);
+  assert.match(
+    renderFails('--set', 'querier.limits.defaultRows=50', '--set', 'querier.limits.maxRows=10'),
+    /defaultRows must be <= querier\.limits\.maxRows/,
+  );
 });
 
 test('the image default config (deploy/docker/sluice.yaml) parses and its paths match the Dockerfile', () => {
@@ -415,7 +518,9 @@ test('the image default config (deploy/docker/sluice.yaml) parses and its paths 
   assert.match(dockerfile, /^EXPOSE 4317 4318 4319$/m);
   assert.ok(existsSync(join(root, 'apps', 'server', 'bin', 'sluice.js')), 'the entrypoint script exists');
   // The image's volume holds both writable paths of its default config.
-  assert.ok(r.value.receiver.walDir.startsWith('/var/lib/sluice/') && r.value.storage.local.root.startsWith('/var/lib/sluice/'));
+  assert.ok(
+    r.value.receiver.walDir.startsWith('/var/lib/sluice/') && r.value.storage.local.root.startsWith('/var/lib/sluice/'),
+  );
   assert.match(dockerfile, /^VOLUME \["\/var\/lib\/sluice"\]$/m);
   // The chart's uid matches the image's user.
   const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8'));
@@ -427,8 +532,15 @@ test('on this Node a process-wide --max-old-space-size overrides a worker resour
   const code = `const { Worker } = require('node:worker_threads');
 new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)",
   { eval: true, resourceLimits: { maxOldGenerationSizeMb: 1000 } }).once('message', (m) => { console.log(m); process.exit(0); });`;
-  const r = spawnSync(process.execPath, ['--max-old-space-size=200', '-e', code], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  const r = spawnSync(process.execPath, ['--max-old-space-size=200', '-e', code], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
   assert.equal(r.status, 0, r.stderr);
   const limitMb = Number(r.stdout.trim()) / 1048576;
-  assert.ok(limitMb < 500, `worker heap limit ${limitMb} MiB: the flag (200) won over resourceLimits (1000); if this fails, Node honours resourceLimits again and the chart could set a main-thread heap flag for the querier`);
+  assert.ok(
+    limitMb < 500,
+    `worker heap limit ${limitMb} MiB: the flag (200) won over resourceLimits (1000); if this fails, Node honours resourceLimits again and the chart could set a main-thread heap flag for the querier`,
+  );
 });

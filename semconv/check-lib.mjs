@@ -24,8 +24,26 @@ const LOOKS_LIKE_NAME = /^sluice\.[a-z0-9_]+\.[a-z0-9_.]+$/;
 const BUILDS_NAME = /^sluice\.[a-z0-9_]+\./;
 /** Last segments that make a dotted literal a file name (`sluice.example.yaml`), not a metric name. */
 const FILE_EXTENSIONS = new Set([
-  'yaml', 'yml', 'json', 'js', 'mjs', 'cjs', 'ts', 'mts', 'cts', 'txt', 'md', 'log', 'parquet', 'proto', 'toml',
-  'sh', 'gz', 'zst', 'pem', 'crt',
+  'yaml',
+  'yml',
+  'json',
+  'js',
+  'mjs',
+  'cjs',
+  'ts',
+  'mts',
+  'cts',
+  'txt',
+  'md',
+  'log',
+  'parquet',
+  'proto',
+  'toml',
+  'sh',
+  'gz',
+  'zst',
+  'pem',
+  'crt',
 ]);
 
 function listTsFiles(dir, out) {
@@ -89,12 +107,14 @@ export function checkSemconv(rootDir) {
   const expected = renderSemconvTs(registry);
   const actual = existsSync(paths.generated) ? readFileSync(paths.generated, 'utf8') : null;
   if (actual === null) problems.push(`${rel(rootDir, paths.generated)} is missing: run node semconv/generate.mjs`);
-  else if (actual !== expected) problems.push(`${rel(rootDir, paths.generated)} differs from the registry: run node semconv/generate.mjs`);
+  else if (actual !== expected)
+    problems.push(`${rel(rootDir, paths.generated)} differs from the registry: run node semconv/generate.mjs`);
 
   const indexText = existsSync(paths.index) ? readFileSync(paths.index, 'utf8') : null;
   const regenerated = indexText === null ? null : replaceIndexBlock(indexText, renderIndexBlock(registry));
   if (regenerated === null) problems.push(`${rel(rootDir, paths.index)} lacks the SEMCONV_EXPORTS markers`);
-  else if (regenerated !== indexText) problems.push(`${rel(rootDir, paths.index)} SEMCONV_EXPORTS block is stale: run node semconv/generate.mjs`);
+  else if (regenerated !== indexText)
+    problems.push(`${rel(rootDir, paths.index)} SEMCONV_EXPORTS block is stale: run node semconv/generate.mjs`);
 
   const registryNames = new Map();
   for (const a of registry.attributes) registryNames.set(a.name, a.constName);

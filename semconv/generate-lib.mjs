@@ -57,7 +57,8 @@ export function loadRegistry(rootDir) {
   const attributes = normalizeAttributes(attrDoc, problems);
   const metrics = normalizeMetrics(metricDoc, new Map(attributes.map((a) => [a.name, a])), problems);
   for (const m of metrics) {
-    if (attributes.some((a) => a.name === m.name)) problems.push(`${m.name}: used as both a metric and an attribute name`);
+    if (attributes.some((a) => a.name === m.name))
+      problems.push(`${m.name}: used as both a metric and an attribute name`);
   }
   const nonTelemetry = normalizeNonTelemetry(nonTelemetryDoc, problems);
   for (const v of nonTelemetry) {
@@ -69,7 +70,7 @@ export function loadRegistry(rootDir) {
 }
 
 function normalizeNonTelemetry(doc, problems) {
-  const list = isRecord(doc) ? doc.non_telemetry ?? [] : null;
+  const list = isRecord(doc) ? (doc.non_telemetry ?? []) : null;
   if (!Array.isArray(list)) {
     problems.push('non-telemetry.yaml: expected a top-level `non_telemetry:` list');
     return [];
@@ -98,16 +99,24 @@ function normalizeAttributes(doc, problems) {
   const seen = new Set();
   for (const [i, raw] of doc.attributes.entries()) {
     const where = `attributes.yaml[${i}]`;
-    if (!isRecord(raw)) { problems.push(`${where}: expected a mapping`); continue; }
+    if (!isRecord(raw)) {
+      problems.push(`${where}: expected a mapping`);
+      continue;
+    }
     const name = raw.name;
-    if (typeof name !== 'string' || !NAME.test(name)) { problems.push(`${where}: name must be dotted lower snake case`); continue; }
+    if (typeof name !== 'string' || !NAME.test(name)) {
+      problems.push(`${where}: name must be dotted lower snake case`);
+      continue;
+    }
     const at = `attribute ${name}`;
     if (seen.has(name)) problems.push(`${at}: declared twice`);
     seen.add(name);
     const external = raw.external === true;
-    if (!external && !name.startsWith('sluice.')) problems.push(`${at}: must start with "sluice." (or set external: true)`);
+    if (!external && !name.startsWith('sluice.'))
+      problems.push(`${at}: must start with "sluice." (or set external: true)`);
     if (!ATTRIBUTE_TYPES.includes(raw.type)) problems.push(`${at}: type must be one of ${ATTRIBUTE_TYPES.join(', ')}`);
-    if (typeof raw.description !== 'string' || raw.description.trim() === '') problems.push(`${at}: description is required`);
+    if (typeof raw.description !== 'string' || raw.description.trim() === '')
+      problems.push(`${at}: description is required`);
     const values = [];
     if (raw.type === 'enum') {
       if (!isRecord(raw.values) || Object.keys(raw.values).length === 0) {
@@ -116,10 +125,12 @@ function normalizeAttributes(doc, problems) {
         const constNames = new Set();
         for (const [value, description] of Object.entries(raw.values)) {
           const constName = `${constBase(name)}_VALUE_${constBase(value)}`;
-          if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) problems.push(`${at}: value "${value}" must be an identifier-like token`);
+          if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
+            problems.push(`${at}: value "${value}" must be an identifier-like token`);
           if (constNames.has(constName)) problems.push(`${at}: values collide on constant ${constName}`);
           constNames.add(constName);
-          if (typeof description !== 'string' || description.trim() === '') problems.push(`${at}: value "${value}" needs a description`);
+          if (typeof description !== 'string' || description.trim() === '')
+            problems.push(`${at}: value "${value}" needs a description`);
           values.push({ value, description: String(description ?? '').trim(), constName });
         }
       }
@@ -149,21 +160,30 @@ function normalizeMetrics(doc, attributesByName, problems) {
   const seen = new Set();
   for (const [i, raw] of doc.metrics.entries()) {
     const where = `metrics.yaml[${i}]`;
-    if (!isRecord(raw)) { problems.push(`${where}: expected a mapping`); continue; }
+    if (!isRecord(raw)) {
+      problems.push(`${where}: expected a mapping`);
+      continue;
+    }
     const name = raw.name;
-    if (typeof name !== 'string' || !NAME.test(name)) { problems.push(`${where}: name must be dotted lower snake case`); continue; }
+    if (typeof name !== 'string' || !NAME.test(name)) {
+      problems.push(`${where}: name must be dotted lower snake case`);
+      continue;
+    }
     const at = `metric ${name}`;
     if (seen.has(name)) problems.push(`${at}: declared twice`);
     seen.add(name);
     if (!name.startsWith('sluice.')) problems.push(`${at}: must start with "sluice."`);
-    if (/(^|[._])total$/.test(name)) problems.push(`${at}: must not end in "total" (the Prometheus serializer adds _total)`);
-    if (!INSTRUMENTS.includes(raw.instrument)) problems.push(`${at}: instrument must be one of ${INSTRUMENTS.join(', ')}`);
+    if (/(^|[._])total$/.test(name))
+      problems.push(`${at}: must not end in "total" (the Prometheus serializer adds _total)`);
+    if (!INSTRUMENTS.includes(raw.instrument))
+      problems.push(`${at}: instrument must be one of ${INSTRUMENTS.join(', ')}`);
     if (typeof raw.unit !== 'string' || !UNIT.test(raw.unit)) {
       problems.push(`${at}: unit must be UCUM: s, By, 1 or an annotation like {record}`);
     } else if (name.endsWith('.duration') && raw.unit !== 's') {
       problems.push(`${at}: durations are measured in s`);
     }
-    if (typeof raw.description !== 'string' || raw.description.trim() === '') problems.push(`${at}: description is required`);
+    if (typeof raw.description !== 'string' || raw.description.trim() === '')
+      problems.push(`${at}: description is required`);
     const attributes = [];
     for (const ref of raw.attributes ?? []) {
       const attrName = typeof ref === 'string' ? ref : isRecord(ref) ? ref.ref : undefined;
@@ -172,14 +192,18 @@ function normalizeMetrics(doc, attributesByName, problems) {
         problems.push(`${at}: attribute ${JSON.stringify(attrName)} is not declared in attributes.yaml`);
         continue;
       }
-      if (!REQUIREMENTS.includes(requirement)) problems.push(`${at}: ${attrName} requirement must be one of ${REQUIREMENTS.join(', ')}`);
-      if (attributes.some((a) => a.attribute.name === attrName)) problems.push(`${at}: attribute ${attrName} listed twice`);
+      if (!REQUIREMENTS.includes(requirement))
+        problems.push(`${at}: ${attrName} requirement must be one of ${REQUIREMENTS.join(', ')}`);
+      if (attributes.some((a) => a.attribute.name === attrName))
+        problems.push(`${at}: attribute ${attrName} listed twice`);
       attributes.push({ attribute: attributesByName.get(attrName), requirement });
     }
     let buckets;
     if (raw.buckets !== undefined) {
       if (raw.instrument !== 'histogram') problems.push(`${at}: buckets apply to histograms only`);
-      const ok = Array.isArray(raw.buckets) && raw.buckets.length > 0 &&
+      const ok =
+        Array.isArray(raw.buckets) &&
+        raw.buckets.length > 0 &&
         raw.buckets.every((b, j) => typeof b === 'number' && Number.isFinite(b) && (j === 0 || b > raw.buckets[j - 1]));
       if (!ok) problems.push(`${at}: buckets must be a non-empty, strictly increasing list of numbers`);
       else buckets = raw.buckets;
@@ -199,15 +223,24 @@ function normalizeMetrics(doc, attributesByName, problems) {
 }
 
 function oneLine(s) {
-  return String(s ?? '').replace(/\s+/g, ' ').trim();
+  return String(s ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function constBase(s) {
-  return s.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').toUpperCase();
+  return s
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toUpperCase();
 }
 
 function pascal(s) {
-  return s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+  return s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .join('');
 }
 
 /** Escapes text for a single-quoted TS string literal. */
@@ -222,16 +255,20 @@ function doc(s) {
 
 function tsValueType(a) {
   switch (a.type) {
-    case 'string': return 'string';
+    case 'string':
+      return 'string';
     case 'int':
-    case 'double': return 'number';
-    case 'boolean': return 'boolean';
+    case 'double':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
     case 'enum': {
       const known = a.values.map((v) => q(v.value)).join(' | ');
       // `string & Record<never, never>` keeps editor completion for the known values while allowing others.
       return a.open ? `${known} | (string & Record<never, never>)` : known;
     }
-    default: return 'never';
+    default:
+      return 'never';
   }
 }
 
@@ -240,8 +277,12 @@ export function renderSemconvTs(registry) {
   const L = [];
   L.push('/**');
   L.push(' * @module semconv');
-  L.push(' * GENERATED by `node semconv/generate.mjs` from `semconv/registry/*.yaml`. Do not edit: change the registry and');
-  L.push(' * regenerate; `npm run lint` fails when this file and the registry disagree. Every metric and attribute name');
+  L.push(
+    ' * GENERATED by `node semconv/generate.mjs` from `semconv/registry/*.yaml`. Do not edit: change the registry and',
+  );
+  L.push(
+    ' * regenerate; `npm run lint` fails when this file and the registry disagree. Every metric and attribute name',
+  );
   L.push(' * Sluice emits comes from here.');
   L.push(' */');
   L.push('');
@@ -254,7 +295,9 @@ export function renderSemconvTs(registry) {
       L.push(`/** Value \`${v.value}\` of {@link ${a.constName}}: ${doc(v.description)} */`);
       L.push(`export const ${v.constName} = ${q(v.value)};`);
     }
-    L.push(`/** Values {@link ${a.constName}} may take${a.open ? ' (open: the listed values are known, others are allowed)' : ''}. */`);
+    L.push(
+      `/** Values {@link ${a.constName}} may take${a.open ? ' (open: the listed values are known, others are allowed)' : ''}. */`,
+    );
     L.push(`export type ${a.typeName} = ${tsValueType(a)};`);
   }
   L.push('');
@@ -364,7 +407,14 @@ export function exportedNames(registry) {
     types.push(m.attributesTypeName);
   }
   values.push('METRICS', 'ATTRIBUTES');
-  types.push('InstrumentKind', 'RequirementLevel', 'MetricDefinition', 'MetricName', 'MetricAttributesByName', 'AttributeDefinition');
+  types.push(
+    'InstrumentKind',
+    'RequirementLevel',
+    'MetricDefinition',
+    'MetricName',
+    'MetricAttributesByName',
+    'AttributeDefinition',
+  );
   return { values, types };
 }
 

@@ -19,4 +19,6 @@ if (index === null) {
   process.exit(1);
 }
 writeFileSync(paths.index, index);
-console.log(`semconv generate: ${registry.metrics.length} metrics, ${registry.attributes.length} attributes → ${paths.generated}`);
+console.log(
+  `semconv generate: ${registry.metrics.length} metrics, ${registry.attributes.length} attributes → ${paths.generated}`,
+);

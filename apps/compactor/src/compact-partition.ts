@@ -45,7 +45,11 @@ export interface CompactPartitionOptions {
    * Called before each manifest commit attempt: the generation-0 bootstrap of a partition without a manifest
    * (`output: null`) and the commit of the merged file. Tests use it to interleave compactors.
    */
-  readonly beforeCommit?: (info: { readonly partition: string; readonly generation: number; readonly output: string | null }) => Promise<void>;
+  readonly beforeCommit?: (info: {
+    readonly partition: string;
+    readonly generation: number;
+    readonly output: string | null;
+  }) => Promise<void>;
   /**
    * Awaited once, only when the partition really is merged, right before the merge decodes anything: the sweep
    * borrows the merge's memory here, so sealed partitions that need no merge borrow nothing.
@@ -109,7 +113,11 @@ interface PartitionListing {
   readonly hasManifest: boolean;
 }
 
-async function listPartition(store: ObjectStore, prefix: string, signal: AbortSignal | undefined): Promise<PartitionListing> {
+async function listPartition(
+  store: ObjectStore,
+  prefix: string,
+  signal: AbortSignal | undefined,
+): Promise<PartitionListing> {
   const files = new Map<string, number>();
   let hasManifest = false;
   for await (const e of store.list({ prefix, ...(signal !== undefined ? { signal } : {}) })) {
@@ -207,14 +215,19 @@ export function isSealed(hourStartMs: number, nowMs: number, graceSecs: number):
  *   now: Date.now, graceSecs: 900,
  * });
  */
-export async function compactPartition(store: ObjectStore, partitionPrefix: string, options: CompactPartitionOptions): Promise<PartitionOutcome> {
+export async function compactPartition(
+  store: ObjectStore,
+  partitionPrefix: string,
+  options: CompactPartitionOptions,
+): Promise<PartitionOutcome> {
   const prefix = partitionPrefix;
   const parts = partitionOf(prefix);
   if (parts === null) throw new CompactionError(`not a data partition prefix: ${JSON.stringify(prefix)}`);
   const { signal } = options;
   const nowMs = options.now();
   const graceMs = options.graceSecs * 1000;
-  if (!isSealed(parts.hourStartMs, nowMs, options.graceSecs)) return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
+  if (!isSealed(parts.hourStartMs, nowMs, options.graceSecs))
+    return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
 
   const listing = await listPartition(store, prefix, signal);
   // As readers do, the manifest is fetched only when listed. One created after the listing makes the
@@ -230,16 +243,21 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   }
   const liveNames = (manifest !== null ? [...manifest.files] : [...listing.files.keys()]).sort(compareKeys);
   for (const name of liveNames) {
-    if (!listing.files.has(name)) throw new CompactionError(`${manifestKey(prefix)} lists ${name}, which does not exist`);
+    if (!listing.files.has(name))
+      throw new CompactionError(`${manifestKey(prefix)} lists ${name}, which does not exist`);
   }
   const live = new Set(liveNames);
   const hasUnlisted = [...listing.files.keys()].some((n) => !live.has(n));
-  if (liveNames.length <= 1 && !hasUnlisted) return { status: 'noop', partition: prefix, reason: 'single_file', cleanup: NO_CLEANUP };
+  if (liveNames.length <= 1 && !hasUnlisted)
+    return { status: 'noop', partition: prefix, reason: 'single_file', cleanup: NO_CLEANUP };
   // Footers only (one range read each): row counts, row groups and provenance.
   const liveFiles = new Map<string, ParquetFileHandle>();
   for (const name of liveNames) liveFiles.set(name, await openFile(store, prefix, name, listing.files.get(name) ?? 0));
 
-  const cleanup = manifest !== null && hasUnlisted ? await cleanUp(store, prefix, listing, live, liveFiles, nowMs, graceMs) : NO_CLEANUP;
+  const cleanup =
+    manifest !== null && hasUnlisted
+      ? await cleanUp(store, prefix, listing, live, liveFiles, nowMs, graceMs)
+      : NO_CLEANUP;
   // An unlisted file without compaction provenance is a receiver file that landed after this partition was
   // compacted (late data) or after its generation-0 bootstrap: acknowledged rows that readers cannot see while
   // the manifest is authoritative. Adopt it into this compaction so it becomes live with the next generation.
@@ -259,8 +277,13 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   let baseGeneration: number;
   if (current === null || manifest === null) {
     await options.beforeCommit?.({ partition: prefix, generation: 0, output: null });
-    const boot = await store.putConditional(manifestKey(prefix), encodePartitionManifest({ generation: 0, files: liveNames }), { ifNoneMatch: '*' });
-    if (boot.status === 'conflict') return { status: 'lost_race', partition: prefix, generation: 0, output: null, cleanup };
+    const boot = await store.putConditional(
+      manifestKey(prefix),
+      encodePartitionManifest({ generation: 0, files: liveNames }),
+      { ifNoneMatch: '*' },
+    );
+    if (boot.status === 'conflict')
+      return { status: 'lost_race', partition: prefix, generation: 0, output: null, cleanup };
     baseEtag = boot.etag;
     baseGeneration = 0;
   } else {
@@ -271,7 +294,8 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   // Provenance: this output replaces its inputs and whatever they replaced that still exists.
   const present = new Set(listing.files.keys());
   const replaces = new Set(liveNames);
-  for (const file of liveFiles.values()) for (const r of provenanceOf(file)?.replaces ?? []) if (present.has(r)) replaces.add(r);
+  for (const file of liveFiles.values())
+    for (const r of provenanceOf(file)?.replaces ?? []) if (present.has(r)) replaces.add(r);
   const generation = baseGeneration + 1;
   const inputs = liveNames.map((n) => liveFiles.get(n)!);
   const expectedRows = inputs.reduce((n, f) => n + f.numRows, 0);
@@ -279,12 +303,15 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
   await options.beforeMerge?.();
   const writer = await LogsParquetWriter.create({
     ...(options.rowGroupRows !== undefined ? { rowGroupRows: options.rowGroupRows } : {}),
-    keyValueMetadata: [{ key: PROVENANCE_KEY, value: encodeProvenance({ generation, replaces: [...replaces].sort(compareKeys) }) }],
+    keyValueMetadata: [
+      { key: PROVENANCE_KEY, value: encodeProvenance({ generation, replaces: [...replaces].sort(compareKeys) }) },
+    ],
   });
   const rows = await mergeSortedInto(inputs, writer, {
     scratchDir: options.scratchDir ?? tmpdir(),
     memoryBudgetBytes: options.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
-    ...(signal !== undefined ? { signal } : {}) });
+    ...(signal !== undefined ? { signal } : {}),
+  });
   if (rows !== expectedRows || writer.rows !== expectedRows) {
     throw new CompactionError(`${prefix}: merged ${rows} rows, expected ${expectedRows}; nothing committed`);
   }
@@ -302,12 +329,22 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
     throw new CompactionError(`${prefix}: ${output} was not committed within half the grace period; left as an orphan`);
   }
 
-  const committed = await store.putConditional(manifestKey(prefix), encodePartitionManifest({ generation, files: [output] }), { ifMatch: baseEtag });
+  const committed = await store.putConditional(
+    manifestKey(prefix),
+    encodePartitionManifest({ generation, files: [output] }),
+    { ifMatch: baseEtag },
+  );
   if (committed.status === 'conflict') return { status: 'lost_race', partition: prefix, generation, output, cleanup };
   if ((await store.head(outputKey)) === null) {
     // Defence in depth: the output vanished before the commit landed. Re-publish the previous live set.
-    await store.putConditional(manifestKey(prefix), encodePartitionManifest({ generation: generation + 1, files: liveNames }), { ifMatch: committed.etag });
-    throw new CompactionError(`${prefix}: ${output} disappeared before its commit; the previous live set was re-published`);
+    await store.putConditional(
+      manifestKey(prefix),
+      encodePartitionManifest({ generation: generation + 1, files: liveNames }),
+      { ifMatch: committed.etag },
+    );
+    throw new CompactionError(
+      `${prefix}: ${output} disappeared before its commit; the previous live set was re-published`,
+    );
   }
 
   const commitMs = options.now();
@@ -324,7 +361,15 @@ export async function compactPartition(store: ObjectStore, partitionPrefix: stri
     inputBytes: liveNames.reduce((n, name) => n + (listing.files.get(name) ?? 0), 0),
     outputBytes: bytes.byteLength,
   });
-  const base = { status: 'committed', partition: prefix, generation, inputs: liveNames, output, rows, cleanup } as const;
+  const base = {
+    status: 'committed',
+    partition: prefix,
+    generation,
+    inputs: liveNames,
+    output,
+    rows,
+    cleanup,
+  } as const;
   try {
     await store.put(auditKey, audit);
     return { ...base, auditKey };

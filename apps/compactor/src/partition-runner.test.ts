@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '@sluice/config';
-import { createLocalObjectStore, manifestKey, openParquetFile, parsePartitionManifest, sourceFromStore } from '@sluice/storage';
+import {
+  createLocalObjectStore,
+  manifestKey,
+  openParquetFile,
+  parsePartitionManifest,
+  sourceFromStore,
+} from '@sluice/storage';
 import type { ObjectStore, StoredLogRow } from '@sluice/storage';
 import { createLogger } from '@sluice/telemetry';
 import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
@@ -25,7 +31,18 @@ const MiB = 1024 * 1024;
 function wideRows(count: number, seed: number, hourMs: number, bodyBytes: number): StoredLogRow[] {
   return rowsFor(count, seed, hourMs).map((r, i) => ({
     ...r,
-    record: { ...r.record, body: { kind: 'string', value: `row ${seed}/${i} ` + (i * 2654435761 + seed).toString(36).repeat(Math.ceil(bodyBytes / 7)).slice(0, bodyBytes) } },
+    record: {
+      ...r.record,
+      body: {
+        kind: 'string',
+        value:
+          `row ${seed}/${i} ` +
+          (i * 2654435761 + seed)
+            .toString(36)
+            .repeat(Math.ceil(bodyBytes / 7))
+            .slice(0, bodyBytes),
+      },
+    },
   }));
 }
 
@@ -56,7 +73,9 @@ describe('compaction worker thread', () => {
     const prefix = partitionPrefix('acme', SEALED_HOUR_MS);
     for (let i = 0; i < 3; i++) await writeDataFile(store, prefix, wideRows(1_500, i, SEALED_HOUR_MS, 4096));
     const inputs = await parquetKeys(store, prefix);
-    const runner = createWorkerPartitionRunner({ data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB } });
+    const runner = createWorkerPartitionRunner({
+      data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB },
+    });
     const grants: string[] = [];
     try {
       const r = await runner.run(prefix, async () => {
@@ -71,19 +90,27 @@ describe('compaction worker thread', () => {
     } finally {
       await runner.close();
     }
-    assert.deepEqual(grants, ['granted with 3 live files'], 'memory is asked for once, before the merge, and not for a partition that needs none');
+    assert.deepEqual(
+      grants,
+      ['granted with 3 live files'],
+      'memory is asked for once, before the merge, and not for a partition that needs none',
+    );
     const live = await liveKeys(store, prefix);
     assert.equal(live.length, 1);
     assert.equal(await rowCount(store, live), await rowCount(store, inputs));
     const out = await openParquetFile(sourceFromStore(store, live[0]!, (await store.get(live[0]!))!.byteLength));
     // ~4 KiB bodies under a 16 MiB budget: far fewer rows per group than the 65,536 a narrow partition gets.
     const biggest = Math.max(...out.rowGroups.map((g) => g.numRows));
-    assert.ok(out.rowGroups.length > 1 && biggest < 4_500, `row groups ${out.rowGroups.map((g) => g.numRows).join(',')}`);
+    assert.ok(
+      out.rowGroups.length > 1 && biggest < 4_500,
+      `row groups ${out.rowGroups.map((g) => g.numRows).join(',')}`,
+    );
   });
 
   test('a merge that exhausts the worker heap fails only that partition; a new worker compacts it afterwards', async () => {
     const prefix = partitionPrefix('acme', SEALED_HOUR_MS + HOUR_MS);
-    for (let i = 0; i < 2; i++) await writeDataFile(store, prefix, wideRows(4_000, 10 + i, SEALED_HOUR_MS + HOUR_MS, 8192));
+    for (let i = 0; i < 2; i++)
+      await writeDataFile(store, prefix, wideRows(4_000, 10 + i, SEALED_HOUR_MS + HOUR_MS, 8192));
     const before = await parquetKeys(store, prefix);
     // A budget far above the heap cap makes the merge hold everything at once (~64 MiB of bodies) in a 32 MiB heap.
     const starved = createWorkerPartitionRunner({
@@ -93,7 +120,10 @@ describe('compaction worker thread', () => {
     try {
       const r = await starved.run(prefix);
       assert.equal(r.status, 'error');
-      assert.match(r.status === 'error' ? r.message : '', /exhausted the compaction worker's 32 MiB heap .*compaction\.memory_budget_bytes.*nothing was committed/);
+      assert.match(
+        r.status === 'error' ? r.message : '',
+        /exhausted the compaction worker's 32 MiB heap .*compaction\.memory_budget_bytes.*nothing was committed/,
+      );
     } finally {
       await starved.close();
     }
@@ -102,7 +132,9 @@ describe('compaction worker thread', () => {
     if (m !== null && m !== undefined) assert.equal(parsePartitionManifest(m).generation, 0);
     assert.deepEqual(await liveKeys(store, prefix), before, 'readers see exactly the input files');
     assert.deepEqual(await parquetKeys(store, prefix), before, 'no file was added or removed');
-    const healthy = createWorkerPartitionRunner({ data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB } });
+    const healthy = createWorkerPartitionRunner({
+      data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB },
+    });
     try {
       const r = await healthy.run(prefix);
       assert.equal(r.status === 'ok' && r.outcome.status, 'committed');
@@ -124,10 +156,16 @@ describe('compaction worker thread', () => {
       });
       assert.ok(parsed.ok, parsed.ok ? '' : JSON.stringify(parsed.error));
       const lines: string[] = [];
-      const compactor = startCompactor(parsed.value, { log: createLogger('compactor-test', { write: (l: string) => void lines.push(l) }) });
+      const compactor = startCompactor(parsed.value, {
+        log: createLogger('compactor-test', { write: (l: string) => void lines.push(l) }),
+      });
       try {
         const report = await compactor.sweepOnce();
-        assert.deepEqual(report.outcomes.map((o) => o.status), ['committed'], lines.join('\n'));
+        assert.deepEqual(
+          report.outcomes.map((o) => o.status),
+          ['committed'],
+          lines.join('\n'),
+        );
       } finally {
         await compactor.stop();
       }

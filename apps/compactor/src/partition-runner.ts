@@ -11,7 +11,9 @@ import type { PartitionOutcome } from './compact-partition.js';
 import type { CompactionWorkerData, FromCompactionWorker, ToCompactionWorker } from './compaction-worker-protocol.js';
 
 /** A partition's result as the sweep sees it: an outcome, or a failure message (the partition is unchanged). */
-export type RunResult = { readonly status: 'ok'; readonly outcome: PartitionOutcome } | { readonly status: 'error'; readonly message: string };
+export type RunResult =
+  | { readonly status: 'ok'; readonly outcome: PartitionOutcome }
+  | { readonly status: 'error'; readonly message: string };
 
 /** Compacts partitions for one sweep. */
 export interface PartitionRunner {

@@ -70,21 +70,33 @@ interface Cursor {
   key: RowSortKey;
 }
 
-async function readRows(file: ParquetFileHandle, group: number, rows?: { start: number; end: number }): Promise<StoredLogRow[]> {
+async function readRows(
+  file: ParquetFileHandle,
+  group: number,
+  rows?: { start: number; end: number },
+): Promise<StoredLogRow[]> {
   return decodeLogRows(await file.readRowGroup(group, LOG_COLUMN_NAMES, rows));
 }
 
 /** Sizes the merge: the widest row (footer estimate) decides how many rows one batch may hold. */
-export function planMerge(inputs: readonly ParquetFileHandle[], maxGroupRows: number, memoryBudgetBytes: number): MergePlan {
+export function planMerge(
+  inputs: readonly ParquetFileHandle[],
+  maxGroupRows: number,
+  memoryBudgetBytes: number,
+): MergePlan {
   let rowBytes = 1;
   let totalRows = 0;
   for (const f of inputs) {
     for (const g of f.rowGroups) {
       totalRows += g.numRows;
-      if (g.numRows > 0) rowBytes = Math.max(rowBytes, Math.ceil(f.estimateDecodedBytes(g.index, LOG_COLUMN_NAMES) / g.numRows));
+      if (g.numRows > 0)
+        rowBytes = Math.max(rowBytes, Math.ceil(f.estimateDecodedBytes(g.index, LOG_COLUMN_NAMES) / g.numRows));
     }
   }
-  const batchRows = Math.max(MIN_SLICE_ROWS, Math.min(maxGroupRows, Math.floor(memoryBudgetBytes / (COPIES_PER_ROW * rowBytes))));
+  const batchRows = Math.max(
+    MIN_SLICE_ROWS,
+    Math.min(maxGroupRows, Math.floor(memoryBudgetBytes / (COPIES_PER_ROW * rowBytes))),
+  );
   return { rowBytes, batchRows, inMemory: totalRows <= batchRows };
 }
 
@@ -113,7 +125,8 @@ export async function mergeSortedInto(
   const slices: { file: ParquetFileHandle; group: number; start: number; end: number }[] = [];
   for (const f of inputs) {
     for (const g of f.rowGroups) {
-      for (let start = 0; start < g.numRows; start += plan.batchRows) slices.push({ file: f, group: g.index, start, end: Math.min(g.numRows, start + plan.batchRows) });
+      for (let start = 0; start < g.numRows; start += plan.batchRows)
+        slices.push({ file: f, group: g.index, start, end: Math.min(g.numRows, start + plan.batchRows) });
     }
   }
   const cursorRows = Math.min(RUN_BUDGET_ROWS, plan.batchRows);
@@ -126,7 +139,9 @@ export async function mergeSortedInto(
     for (const s of slices) {
       options.signal?.throwIfAborted();
       const whole = s.start === 0 && s.end === s.file.rowGroups[s.group]?.numRows;
-      const sorted = sortRowsStable(await readRows(s.file, s.group, whole ? undefined : { start: s.start, end: s.end }));
+      const sorted = sortRowsStable(
+        await readRows(s.file, s.group, whole ? undefined : { start: s.start, end: s.end }),
+      );
       const path = join(scratch, `run-${String(runs.length).padStart(6, '0')}.bin`);
       runs.push({ path, size: await writeSortRun(path, sorted, frameRows) });
     }

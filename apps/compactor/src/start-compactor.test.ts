@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '@sluice/config';
 import type { SluiceConfig } from '@sluice/config';
-import { createLocalObjectStore, createS3ObjectStore, encodeLogsParquet, manifestKey, parsePartitionManifest } from '@sluice/storage';
+import {
+  createLocalObjectStore,
+  createS3ObjectStore,
+  encodeLogsParquet,
+  manifestKey,
+  parsePartitionManifest,
+} from '@sluice/storage';
 import type { ObjectStore, S3ObjectStore, StoredLogRow } from '@sluice/storage';
 import { createCasEnforcingStore, startS3rver } from '@sluice/storage/testing';
 import type { S3rverHandle } from '@sluice/storage/testing';
@@ -19,7 +25,15 @@ import { createLogger } from '@sluice/telemetry';
 import type { MemoryLender } from './memory-lender.js';
 import type { SweepReport } from './start-compactor.js';
 import { startCompactor } from './start-compactor.js';
-import { DuckOracle, SEALED_HOUR_MS, liveKeys, parquetKeys, partitionPrefix, rowsFor, writeDataFile } from './test-support.js';
+import {
+  DuckOracle,
+  SEALED_HOUR_MS,
+  liveKeys,
+  parquetKeys,
+  partitionPrefix,
+  rowsFor,
+  writeDataFile,
+} from './test-support.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -82,7 +96,15 @@ async function sweepAndObserve(store: ObjectStore, f: Fixture, duck: DuckOracle,
     for await (const e of store.list({ prefix: 'audit/' })) {
       if (e.kind !== 'object') continue;
       const line = JSON.parse(new TextDecoder().decode((await store.get(e.key))!)) as Record<string, unknown>;
-      audit.push({ kind: line['event_kind'], type: line['event_type'], tenant: line['tenant_id'], partition: line['partition'], rows: line['rows'], inputs: (line['inputs'] as unknown[]).length, generation: line['generation'] });
+      audit.push({
+        kind: line['event_kind'],
+        type: line['event_type'],
+        tenant: line['tenant_id'],
+        partition: line['partition'],
+        rows: line['rows'],
+        inputs: (line['inputs'] as unknown[]).length,
+        generation: line['generation'],
+      });
     }
     audit.sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
     const second = await compactor.sweepOnce();
@@ -133,12 +155,16 @@ describe('startCompactor sweeps', () => {
     assert.equal(local.report.partitions, 4);
     assert.equal(local.report.unsealed, 1);
     assert.equal(local.report.noop, 1);
-    assert.deepEqual(local.report.outcomes.map((o) => [o.status, o.partition]), f.sealed.map((p) => ['committed', p]));
+    assert.deepEqual(
+      local.report.outcomes.map((o) => [o.status, o.partition]),
+      f.sealed.map((p) => ['committed', p]),
+    );
     assert.deepEqual(local.manifests, [1, 1]);
     const store = createLocalObjectStore({ root });
     const inputs = (p: string) => f.files.filter((x) => x.key.startsWith(p)).map((x) => x.key);
     // The inputs still exist (deleted only after the grace), so DuckDB can read them as the "before" side.
-    for (const [i, p] of f.sealed.entries()) assert.deepEqual(local.live[i], await duck.expectedOrder(store, inputs(p)));
+    for (const [i, p] of f.sealed.entries())
+      assert.deepEqual(local.live[i], await duck.expectedOrder(store, inputs(p)));
   });
 
   test('the compaction audit records name the partition, inputs, generation and rows', () => {
@@ -149,7 +175,10 @@ describe('startCompactor sweeps', () => {
   });
 
   test('the unsealed partition is untouched and a second sweep changes nothing', () => {
-    assert.deepEqual(local.unsealedKeys, f.files.filter((x) => x.key.startsWith(f.unsealed)).map((x) => x.key));
+    assert.deepEqual(
+      local.unsealedKeys,
+      f.files.filter((x) => x.key.startsWith(f.unsealed)).map((x) => x.key),
+    );
     assert.deepEqual(local.second.outcomes, []);
     assert.equal(local.second.noop, 3);
     assert.deepEqual(local.second.deleted, []);
@@ -160,7 +189,9 @@ describe('startCompactor sweeps', () => {
       partitions: r.partitions,
       unsealed: r.unsealed,
       noop: r.noop,
-      outcomes: r.outcomes.map((o) => (o.status === 'committed' ? [o.status, o.partition, o.generation, o.inputs, o.rows] : [o.status, o.partition])),
+      outcomes: r.outcomes.map((o) =>
+        o.status === 'committed' ? [o.status, o.partition, o.generation, o.inputs, o.rows] : [o.status, o.partition],
+      ),
     });
     assert.deepEqual(strip(remote.report), strip(local.report));
     assert.deepEqual(strip(remote.second), strip(local.second));
@@ -171,7 +202,10 @@ describe('startCompactor sweeps', () => {
   });
 
   test('stop() ends the role and a later sweepOnce is refused', async () => {
-    const c = startCompactor(config(), { log: createLogger('compactor-test', { write: () => undefined }), store: createLocalObjectStore({ root }) });
+    const c = startCompactor(config(), {
+      log: createLogger('compactor-test', { write: () => undefined }),
+      store: createLocalObjectStore({ root }),
+    });
     await c.stop();
     await c.stop();
     await assert.rejects(c.sweepOnce(), /stopped/);
@@ -186,7 +220,8 @@ describe('borrowing the merge memory from the query pool', () => {
       const sealed = partitionPrefix('acme', SEALED_HOUR_MS);
       for (let i = 0; i < 2; i++) await writeDataFile(store, sealed, rowsFor(100, 60 + i, SEALED_HOUR_MS));
       const openHour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
-      for (let i = 0; i < 2; i++) await writeDataFile(store, partitionPrefix('acme', openHour), rowsFor(10, 70 + i, openHour));
+      for (let i = 0; i < 2; i++)
+        await writeDataFile(store, partitionPrefix('acme', openHour), rowsFor(10, 70 + i, openHour));
       const events: string[] = [];
       let refusals = 2;
       let outstanding = 0;
@@ -220,7 +255,10 @@ describe('borrowing the merge memory from the query pool', () => {
       });
       try {
         const report = await compactor.sweepOnce();
-        assert.deepEqual(report.outcomes.map((o) => o.status), ['committed']);
+        assert.deepEqual(
+          report.outcomes.map((o) => o.status),
+          ['committed'],
+        );
         assert.equal(report.unsealed, 1);
         // The sealed partition is one file now: the next sweep has nothing to merge and borrows nothing.
         const seen = events.length;
@@ -233,9 +271,20 @@ describe('borrowing the merge memory from the query pool', () => {
       const cap = 3 * 64 + 64; // MiB: compaction.memory_budget_bytes default 64 MiB → heap cap 256 MiB
       const loan = cap * 1024 * 1024;
       // The generation-0 bootstrap (a manifest write, no decoding) runs before the loan; the merge and its commit inside it.
-      assert.deepEqual(events, ['commit while holding 0', `refused ${loan}`, `refused ${loan}`, `lent ${loan}`, `commit while holding ${loan}`, 'released']);
+      assert.deepEqual(events, [
+        'commit while holding 0',
+        `refused ${loan}`,
+        `refused ${loan}`,
+        `lent ${loan}`,
+        `commit while holding ${loan}`,
+        'released',
+      ]);
       assert.equal(outstanding, 0);
-      assert.equal(lines.filter((l) => l.includes('compaction waiting for the query pool')).length, 1, 'the wait is logged once');
+      assert.equal(
+        lines.filter((l) => l.includes('compaction waiting for the query pool')).length,
+        1,
+        'the wait is logged once',
+      );
     } finally {
       await rm(d, { recursive: true, force: true });
     }

@@ -156,7 +156,8 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
         if (waited) log.info('compaction got its memory from the query pool', { partition: prefix, bytes: loanBytes });
         return lease;
       }
-      if (!waited) log.info('compaction waiting for the query pool to lend its memory', { partition: prefix, bytes: loanBytes });
+      if (!waited)
+        log.info('compaction waiting for the query pool to lend its memory', { partition: prefix, bytes: loanBytes });
       waited = true;
       // Abortable wait (the timer and its abort listener both go away when it ends).
       await delay(retryMs, undefined, { signal: abort.signal }).catch(() => undefined);
@@ -179,7 +180,10 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
     }
     if (abort.signal.aborted) throw new Error('compactor stopped');
     if (result.status === 'error') {
-      log.error('compaction failed; the partition is unchanged and is retried next sweep', { partition: prefix, reason: result.message });
+      log.error('compaction failed; the partition is unchanged and is retried next sweep', {
+        partition: prefix,
+        reason: result.message,
+      });
       metrics.record(SLUICE_COMPACTION_RESULT_VALUE_ERROR, (performance.now() - started) / 1000, 0, 0);
       into.outcomes.push({ status: 'error', partition: prefix, message: result.message });
       return;
@@ -193,10 +197,13 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
     into.deleted.push(...outcome.cleanup.deleted);
     into.stranded.push(...outcome.cleanup.stranded);
     if (outcome.cleanup.stranded.length > 0) {
-      log.warn('adopting unlisted data files (late writes) into the partition: not in the manifest and not compaction outputs', {
-        partition: prefix,
-        files: outcome.cleanup.stranded,
-      });
+      log.warn(
+        'adopting unlisted data files (late writes) into the partition: not in the manifest and not compaction outputs',
+        {
+          partition: prefix,
+          files: outcome.cleanup.stranded,
+        },
+      );
     }
     const deleted = outcome.cleanup.deleted.length;
     switch (outcome.status) {
@@ -214,12 +221,16 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
           output: outcome.output,
           rows: outcome.rows,
         });
-        if (outcome.auditError !== undefined) log.error('compaction audit record not written', { partition: prefix, error: outcome.auditError });
+        if (outcome.auditError !== undefined)
+          log.error('compaction audit record not written', { partition: prefix, error: outcome.auditError });
         return;
       case 'lost_race':
         into.outcomes.push(outcome);
         metrics.record(SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, seconds, 0, deleted);
-        log.info('another compactor committed the partition first; output left as an orphan', { partition: prefix, output: outcome.output });
+        log.info('another compactor committed the partition first; output left as an orphan', {
+          partition: prefix,
+          output: outcome.output,
+        });
         return;
     }
   }
@@ -259,16 +270,23 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
     if (stopped) return;
     timer = setTimeout(() => {
       timer = undefined;
-      enqueue().then(
-        (r) => {
-          if (r.outcomes.length > 0 || r.deleted.length > 0) {
-            log.info('compaction sweep done', { partitions: r.partitions, outcomes: r.outcomes.length, deleted: r.deleted.length, ms: Math.round(r.durationMs) });
-          }
-        },
-        (e: unknown) => {
-          if (!stopped) log.error('compaction sweep failed; retrying next interval', { error: e });
-        },
-      ).finally(schedule);
+      enqueue()
+        .then(
+          (r) => {
+            if (r.outcomes.length > 0 || r.deleted.length > 0) {
+              log.info('compaction sweep done', {
+                partitions: r.partitions,
+                outcomes: r.outcomes.length,
+                deleted: r.deleted.length,
+                ms: Math.round(r.durationMs),
+              });
+            }
+          },
+          (e: unknown) => {
+            if (!stopped) log.error('compaction sweep failed; retrying next interval', { error: e });
+          },
+        )
+        .finally(schedule);
     }, intervalMs);
     timer.unref();
   }

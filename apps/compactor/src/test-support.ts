@@ -33,12 +33,19 @@ export function partitionPrefix(tenant: string, hourMs: number): string {
 export function rowsFor(count: number, seed: number, hourMs: number, tenant = 'acme'): StoredLogRow[] {
   const rows = sampleRows(count, { seed, startNs: BigInt(hourMs) * 1_000_000n, tenant });
   return rows.map((r, i) =>
-    i % 7 === 3 ? { ...r, record: { ...r.record, resource: { attributes: [], droppedAttributesCount: 0, schemaUrl: '' } } } : r,
+    i % 7 === 3
+      ? { ...r, record: { ...r.record, resource: { attributes: [], droppedAttributesCount: 0, schemaUrl: '' } } }
+      : r,
   );
 }
 
 /** Writes `rows` as one new data file in the partition and returns its key. */
-export async function writeDataFile(store: ObjectStore, prefix: string, rows: readonly StoredLogRow[], rowGroupRows?: number): Promise<string> {
+export async function writeDataFile(
+  store: ObjectStore,
+  prefix: string,
+  rows: readonly StoredLogRow[],
+  rowGroupRows?: number,
+): Promise<string> {
   const key = `${prefix}${uuidv7()}.parquet`;
   await store.put(key, await encodeLogsParquet(rows, rowGroupRows !== undefined ? { rowGroupRows } : {}));
   return key;
@@ -48,7 +55,8 @@ export async function writeDataFile(store: ObjectStore, prefix: string, rows: re
 export async function parquetKeys(store: ObjectStore, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   for await (const e of store.list({ prefix })) {
-    if (e.kind === 'object' && e.key.endsWith('.parquet') && !e.key.slice(prefix.length).includes('/')) keys.push(e.key);
+    if (e.kind === 'object' && e.key.endsWith('.parquet') && !e.key.slice(prefix.length).includes('/'))
+      keys.push(e.key);
   }
   return keys.sort(compareKeys);
 }
@@ -57,7 +65,9 @@ export async function parquetKeys(store: ObjectStore, prefix: string): Promise<s
 export async function liveKeys(store: ObjectStore, prefix: string): Promise<string[]> {
   const m = await store.get(manifestKey(prefix));
   if (m === null) return parquetKeys(store, prefix);
-  return parsePartitionManifest(m).files.map((f) => `${prefix}${f}`).sort(compareKeys);
+  return parsePartitionManifest(m)
+    .files.map((f) => `${prefix}${f}`)
+    .sort(compareKeys);
 }
 
 /** A DuckDB in-memory database reading copies of store objects. */

@@ -7,7 +7,12 @@
  * The low-level `Server` is used because `McpServer` turns thrown errors into `isError` results.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { parseQuery } from '@sluice/query';
 import { mcpErrorCodeFor, type QueryError } from './query-error.js';
 import type { QueryService } from './query-service.js';
@@ -25,7 +30,11 @@ const TOOLS = [
       properties: {
         tenant: { type: 'string', description: 'Tenant id' },
         query: { type: 'string', description: 'DSL statement, e.g. severity >= error | range(-1h, now) | limit 50' },
-        limit: { type: 'integer', minimum: 0, description: 'Hard cap on returned records (clamped to querier.limits.max_rows)' },
+        limit: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Hard cap on returned records (clamped to querier.limits.max_rows)',
+        },
       },
       required: ['tenant', 'query'],
       additionalProperties: false,
@@ -86,12 +95,17 @@ export function createMcpServer(options: McpServerOptions, signal?: AbortSignal)
       case 'query_logs': {
         const parsed = parseQuery(stringArg(args, 'query'));
         if (!parsed.ok) fail({ kind: 'invalid_query', message: parsed.error.message });
-        if (parsed.value.kind === 'drift') fail({ kind: 'invalid_query', message: 'query_logs takes a log query; use template_drift for drift' });
+        if (parsed.value.kind === 'drift')
+          fail({ kind: 'invalid_query', message: 'query_logs takes a log query; use template_drift for drift' });
         const limit = args['limit'];
         if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0)) {
           fail({ kind: 'invalid_query', message: "argument 'limit' must be a non-negative integer" });
         }
-        job = { kind: 'query', query: parsed.value, ...(typeof limit === 'number' ? { rowCap: Math.min(limit, options.maxRows) } : {}) };
+        job = {
+          kind: 'query',
+          query: parsed.value,
+          ...(typeof limit === 'number' ? { rowCap: Math.min(limit, options.maxRows) } : {}),
+        };
         break;
       }
       case 'list_templates':
@@ -110,7 +124,14 @@ export function createMcpServer(options: McpServerOptions, signal?: AbortSignal)
     if (outcome.status === 'cancelled') fail({ kind: 'internal', message: 'the request was cancelled' });
     if (outcome.status === 'error') fail(outcome.error);
     try {
-      return { content: [{ type: 'text', text: Buffer.from(outcome.body.buffer, outcome.body.byteOffset, outcome.body.byteLength).toString('utf8') }] };
+      return {
+        content: [
+          {
+            type: 'text',
+            text: Buffer.from(outcome.body.buffer, outcome.body.byteOffset, outcome.body.byteLength).toString('utf8'),
+          },
+        ],
+      };
     } finally {
       // The text above is a copy; the transport serializes it next. The body's reservation can go now.
       outcome.done();

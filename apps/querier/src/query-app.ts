@@ -43,7 +43,9 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
   });
   app.get('/metrics', async (c) => {
     const text = await options.probes.metricsText();
-    return text === null ? c.text('prometheus metrics are disabled\n', 404) : c.text(text, 200, { 'content-type': 'text/plain; version=0.0.4' });
+    return text === null
+      ? c.text('prometheus metrics are disabled\n', 404)
+      : c.text(text, 200, { 'content-type': 'text/plain; version=0.0.4' });
   });
 
   app.post('/v1/query', async (c) => {
@@ -51,9 +53,13 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     if (!tenant.ok) return errorResponse(c, tenant.error);
     const body = await readLimitedBody(c.req.raw);
     if (body.status === 'too_large') {
-      return errorResponse(c, { kind: 'request_too_large', message: `request body exceeds ${MAX_QUERY_BODY_BYTES} bytes` });
+      return errorResponse(c, {
+        kind: 'request_too_large',
+        message: `request body exceeds ${MAX_QUERY_BODY_BYTES} bytes`,
+      });
     }
-    if (body.status === 'invalid_utf8') return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
+    if (body.status === 'invalid_utf8')
+      return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
     const parsed = parseRequestBody(c.req.header('content-type'), body.text);
     if (!parsed.ok) return errorResponse(c, { kind: 'invalid_query', message: parsed.error.message });
     const outcome = await options.service.run(tenant.value, { kind: 'query', query: parsed.value }, c.req.raw.signal);
@@ -72,8 +78,15 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
 
   app.all('/mcp', async (c) => {
     if (!options.mcpEnabled) return c.text('not found\n', 404);
-    const server = createMcpServer({ service: options.service, maxRows: options.maxRows, version: options.version }, c.req.raw.signal);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_QUERY_BODY_BYTES });
+    const server = createMcpServer(
+      { service: options.service, maxRows: options.maxRows, version: options.version },
+      c.req.raw.signal,
+    );
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_QUERY_BODY_BYTES,
+    });
     await server.connect(transport);
     return transport.handleRequest(c.req.raw);
   });

@@ -8,12 +8,7 @@ import { limitErrorStatus, type LimitErrorKind } from '@sluice/limits';
 
 /** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
 export type QueryErrorKind =
-  | 'missing_tenant'
-  | 'invalid_tenant'
-  | 'invalid_query'
-  | 'request_too_large'
-  | LimitErrorKind
-  | 'internal';
+  'missing_tenant' | 'invalid_tenant' | 'invalid_query' | 'request_too_large' | LimitErrorKind | 'internal';
 
 /** A failed query as a value. `message` is user-safe: it names the limit or the rule, never library text. */
 export interface QueryError {

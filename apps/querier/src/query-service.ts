@@ -27,7 +27,12 @@ export type ServiceOutcome =
 
 /** Observations for metrics. */
 export interface QueryObserver {
-  finished(kind: QueryMetricKind, seconds: number, errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null): void;
+  finished(
+    kind: QueryMetricKind,
+    seconds: number,
+    errorKind: string | null,
+    rowGroups: { scanned: number; pruned: number } | null,
+  ): void;
 }
 
 /** Options for {@link createQueryService}. */
@@ -86,10 +91,21 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         if (result.status === 'cancelled') return result;
         if (result.error.kind === 'query_memory_limit' || result.error.kind === 'query_memory_contended') {
           // RFC 0058 §3.1: who holds the pool goes to the server log, never to the response.
-          log.warn('query refused for memory', { query: id, kind: result.error.kind, top_consumers: pool.topConsumers(5) });
+          log.warn('query refused for memory', {
+            query: id,
+            kind: result.error.kind,
+            top_consumers: pool.topConsumers(5),
+          });
         }
         finish(result.error.kind, null);
-        log.info('query finished', { query: id, tenant, kind, error: result.error.kind, peak_bytes: result.peakBytes ?? 0, ms: Math.round(performance.now() - started) });
+        log.info('query finished', {
+          query: id,
+          tenant,
+          kind,
+          error: result.error.kind,
+          peak_bytes: result.peakBytes ?? 0,
+          ms: Math.round(performance.now() - started),
+        });
         return { status: 'error', error: result.error };
       }
       finish(null, { scanned: result.rowGroupsScanned, pruned: result.rowGroupsPruned });

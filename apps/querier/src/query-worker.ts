@@ -52,7 +52,14 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   try {
     outcome =
       message.job.kind === 'list_templates'
-        ? await listTemplates({ store, tenant: message.tenant, reservation, limits: settings.limits, signal: controller.signal, reclaim: reclaimer.reclaim })
+        ? await listTemplates({
+            store,
+            tenant: message.tenant,
+            reservation,
+            limits: settings.limits,
+            signal: controller.signal,
+            reclaim: reclaimer.reclaim,
+          })
         : await executeQuery({
             store,
             tenant: message.tenant,

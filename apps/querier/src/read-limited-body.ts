@@ -7,7 +7,10 @@
 export const MAX_QUERY_BODY_BYTES = 1_048_576;
 
 /** The body text, or `too_large` / `invalid_utf8`. */
-export type BodyText = { readonly status: 'ok'; readonly text: string } | { readonly status: 'too_large' } | { readonly status: 'invalid_utf8' };
+export type BodyText =
+  | { readonly status: 'ok'; readonly text: string }
+  | { readonly status: 'too_large' }
+  | { readonly status: 'invalid_utf8' };
 
 /** Reads `request`'s body within `maxBytes`. */
 export async function readLimitedBody(request: Request, maxBytes = MAX_QUERY_BODY_BYTES): Promise<BodyText> {

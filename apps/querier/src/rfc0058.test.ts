@@ -16,7 +16,13 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
+import {
+  MeterProvider,
+  MetricReader,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+} from '@opentelemetry/sdk-metrics';
 import type { LogRecord } from '@sluice/core';
 import { createAdmissionGate, createMemoryPool, type AdmissionGate, type MemoryPool } from '@sluice/limits';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
@@ -66,10 +72,18 @@ function row(tenant: string, t: bigint, body: string): StoredLogRow {
     traceId: new Uint8Array(0),
     spanId: new Uint8Array(0),
     eventName: '',
-    resource: { attributes: [{ key: 'service.name', value: { kind: 'string', value: 'api' } }], droppedAttributesCount: 0, schemaUrl: '' },
+    resource: {
+      attributes: [{ key: 'service.name', value: { kind: 'string', value: 'api' } }],
+      droppedAttributesCount: 0,
+      schemaUrl: '',
+    },
     scope: { name: 'test', version: '1', attributes: [], droppedAttributesCount: 0, schemaUrl: '' },
   };
-  return { tenantId: tenant, record, mined: { templateId: 1n, templateVersion: 1, params: [], confidence: 1, lossy: false } };
+  return {
+    tenantId: tenant,
+    record,
+    mined: { templateId: 1n, templateVersion: 1, params: [], confidence: 1, lossy: false },
+  };
 }
 
 async function writeFile(tenant: string, hourStart: bigint, rows: StoredLogRow[], rowGroupRows: number): Promise<void> {
@@ -82,14 +96,28 @@ before(async () => {
   // acme: 2 hours × 2 files × 250 rows (4 files), small bodies.
   for (let h = 0n; h < 2n; h++) {
     for (let f = 0; f < 2; f++) {
-      const rows = Array.from({ length: 250 }, (_, i) => row('acme', T0 + h * H + BigInt(f * 250 + i) * 1_000_000_000n, `request ${i} completed in ${i % 97} ms`));
+      const rows = Array.from({ length: 250 }, (_, i) =>
+        row('acme', T0 + h * H + BigInt(f * 250 + i) * 1_000_000_000n, `request ${i} completed in ${i % 97} ms`),
+      );
       await writeFile('acme', T0 + h * H, rows, 250);
     }
   }
   // wide: one row group whose decoded bodies (500 × 12 KB) exceed a 4 MiB pool.
-  await writeFile('wide', T0, Array.from({ length: 500 }, (_, i) => row('wide', T0 + BigInt(i) * 1_000_000_000n, `${i} ${'w'.repeat(12_000)}`)), 500);
+  await writeFile(
+    'wide',
+    T0,
+    Array.from({ length: 500 }, (_, i) => row('wide', T0 + BigInt(i) * 1_000_000_000n, `${i} ${'w'.repeat(12_000)}`)),
+    500,
+  );
   // big: a ~25 MB response, far more than the loopback socket buffers (wmem_max 4 MiB, a non-reading client's rcvbuf).
-  await writeFile('big', T0, Array.from({ length: BIG_ROWS }, (_, i) => row('big', T0 + BigInt(i) * 100_000_000n, `${i} ${'b'.repeat(BIG_BODY_CHARS)}`)), 1000);
+  await writeFile(
+    'big',
+    T0,
+    Array.from({ length: BIG_ROWS }, (_, i) =>
+      row('big', T0 + BigInt(i) * 100_000_000n, `${i} ${'b'.repeat(BIG_BODY_CHARS)}`),
+    ),
+    1000,
+  );
 });
 
 after(async () => {
@@ -106,7 +134,14 @@ class BlockingWorkers implements WorkerPool {
   run(id: string, tenant: string, _nowNs: bigint, _job: unknown, signal?: AbortSignal): Promise<JobResult> {
     return new Promise<JobResult>((resolve) => {
       const finish = (): void =>
-        resolve({ status: 'ok', body: new TextEncoder().encode(`{"tenant":"${tenant}"}`), rows: 0, rowGroupsScanned: 0, rowGroupsPruned: 0, peakBytes: 0 });
+        resolve({
+          status: 'ok',
+          body: new TextEncoder().encode(`{"tenant":"${tenant}"}`),
+          rows: 0,
+          rowGroupsScanned: 0,
+          rowGroupsPruned: 0,
+          peakBytes: 0,
+        });
       signal?.addEventListener('abort', () => resolve({ status: 'cancelled' }), { once: true });
       this.calls.push({ id, tenant, finish });
       if (this.autoFinish) finish();
@@ -143,7 +178,13 @@ interface Harness {
 function harness(o: HarnessOptions = {}): Harness {
   const timers = new ManualTimers();
   const maxConcurrent = o.maxConcurrent ?? 1;
-  const gate = createAdmissionGate({ maxConcurrent, maxQueued: o.maxQueued ?? 1, queueTimeoutMs: o.queueTimeoutMs ?? 200, timers, now: timers.now });
+  const gate = createAdmissionGate({
+    maxConcurrent,
+    maxQueued: o.maxQueued ?? 1,
+    queueTimeoutMs: o.queueTimeoutMs ?? 200,
+    timers,
+    now: timers.now,
+  });
   const pool = createMemoryPool({ sizeBytes: o.poolBytes ?? 64 << 20 });
   const workers =
     o.workers ??
@@ -159,10 +200,24 @@ function harness(o: HarnessOptions = {}): Harness {
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
-        limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20, ...o.limits },
+        limits: {
+          defaultRows: 1000,
+          maxRows: 10_000,
+          maxListedObjects: 100_000,
+          maxFiles: 10_000,
+          maxResultBytes: 64 << 20,
+          ...o.limits,
+        },
       },
     });
-  const service = createQueryService({ gate, workers, pool, log: silent, nowNs: () => NOW, ...(o.observer ? { observer: o.observer } : {}) });
+  const service = createQueryService({
+    gate,
+    workers,
+    pool,
+    log: silent,
+    nowNs: () => NOW,
+    ...(o.observer ? { observer: o.observer } : {}),
+  });
   const app = createQueryApp({
     service,
     probes: { notReadyReason: () => null, metricsText: () => Promise.resolve(null) },
@@ -201,7 +256,12 @@ async function mcpQuery(h: Harness, tenant: string, statement: string): Promise<
   const res = await h.app.request('/mcp', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'query_logs', arguments: { tenant, query: statement } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++rpcId,
+      method: 'tools/call',
+      params: { name: 'query_logs', arguments: { tenant, query: statement } },
+    }),
   });
   assert.equal(res.status, 200, 'a tool error is a JSON-RPC error, never a transport failure');
   return res.json();
@@ -283,8 +343,14 @@ describe('RFC0058.5: admission waits, then rejects', () => {
     assert.equal(workers.calls[2]?.tenant, 'd');
     workers.calls[2]?.finish();
     const answers = await Promise.all([a, b, d]);
-    assert.deepEqual(answers.map((x) => x.status), [200, 200, 200]);
-    assert.deepEqual(answers.map((x) => x.json.tenant), ['a', 'b', 'd']);
+    assert.deepEqual(
+      answers.map((x) => x.status),
+      [200, 200, 200],
+    );
+    assert.deepEqual(
+      answers.map((x) => x.json.tenant),
+      ['a', 'b', 'd'],
+    );
     await settle();
     assert.equal(h.gate.inFlight(), 0);
   });
@@ -367,54 +433,64 @@ describe('RFC0058.5: admission waits, then rejects', () => {
 // RFC0058.7 (querier level)
 
 describe('RFC0058.7: the permit and the reservation are held until the response body has been sent', () => {
-  test('RFC0058.7: with max_concurrent_queries = 1, a second query waits while the first ~25 MB response is unread, and the pool holds the body meanwhile', { timeout: 60_000 }, async () => {
-    const h = harness({ maxConcurrent: 1, maxQueued: 4, queueTimeoutMs: 10_000, poolBytes: 512 << 20 });
-    const server: ServerType = await new Promise((resolve) => {
-      const s = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-    });
-    const { port } = server.address() as AddressInfo;
-    try {
-      const payload = JSON.stringify({ query: `true | ${HOUR1} | limit ${BIG_ROWS}` });
-      const socket = connect(port, '127.0.0.1');
-      const head = await new Promise<string>((resolve, reject) => {
-        socket.once('error', reject);
-        socket.once('data', (chunk: Buffer) => {
-          socket.pause(); // from here on the client reads nothing: the body cannot have been sent
-          resolve(chunk.toString('latin1'));
-        });
-        socket.write(
-          `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Sluice-Tenant: big\r\n` +
-            `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
-        );
+  test(
+    'RFC0058.7: with max_concurrent_queries = 1, a second query waits while the first ~25 MB response is unread, and the pool holds the body meanwhile',
+    { timeout: 60_000 },
+    async () => {
+      const h = harness({ maxConcurrent: 1, maxQueued: 4, queueTimeoutMs: 10_000, poolBytes: 512 << 20 });
+      const server: ServerType = await new Promise((resolve) => {
+        const s = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
       });
-      assert.match(head, /^HTTP\/1\.1 200/);
-      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN);
-      assert.ok(length > 20_000_000, `the body (${length} bytes) exceeds every socket buffer on the way`);
-      assert.ok(h.pool.reserved() >= length, `the pool (${h.pool.reserved()}) includes the body's ${length} bytes`);
-      assert.equal(h.gate.inFlight(), 1, 'the permit is still held');
+      const { port } = server.address() as AddressInfo;
+      try {
+        const payload = JSON.stringify({ query: `true | ${HOUR1} | limit ${BIG_ROWS}` });
+        const socket = connect(port, '127.0.0.1');
+        const head = await new Promise<string>((resolve, reject) => {
+          socket.once('error', reject);
+          socket.once('data', (chunk: Buffer) => {
+            socket.pause(); // from here on the client reads nothing: the body cannot have been sent
+            resolve(chunk.toString('latin1'));
+          });
+          socket.write(
+            `POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Sluice-Tenant: big\r\n` +
+              `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+          );
+        });
+        assert.match(head, /^HTTP\/1\.1 200/);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN);
+        assert.ok(length > 20_000_000, `the body (${length} bytes) exceeds every socket buffer on the way`);
+        assert.ok(h.pool.reserved() >= length, `the pool (${h.pool.reserved()}) includes the body's ${length} bytes`);
+        assert.equal(h.gate.inFlight(), 1, 'the permit is still held');
 
-      const second = tracked(fetch(`http://127.0.0.1:${port}/v1/query`, { method: 'POST', headers: { 'content-type': 'application/json', 'X-Sluice-Tenant': 'acme' }, body: JSON.stringify({ query: SMALL }) }));
-      await until(() => h.gate.queueDepth() === 1, 'the second query waits for the permit');
-      await settle();
-      assert.equal(second.done, false);
-      assert.ok(h.pool.reserved() >= length);
+        const second = tracked(
+          fetch(`http://127.0.0.1:${port}/v1/query`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'X-Sluice-Tenant': 'acme' },
+            body: JSON.stringify({ query: SMALL }),
+          }),
+        );
+        await until(() => h.gate.queueDepth() === 1, 'the second query waits for the permit');
+        await settle();
+        assert.equal(second.done, false);
+        assert.ok(h.pool.reserved() >= length);
 
-      let received = head.length;
-      const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
-      socket.on('data', (chunk: Buffer) => (received += chunk.length));
-      socket.resume();
-      await ended;
-      assert.ok(received >= length, 'the client read the whole body');
-      const res = await second.promise;
-      assert.equal(res.status, 200, 'the second query runs once the first body has been sent');
-      assert.equal(((await res.json()) as { rows: number }).rows, 500);
-      await until(() => h.pool.reserved() === 0 && h.gate.inFlight() === 0, 'pool and permits released');
-      socket.destroy();
-    } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await h.close();
-    }
-  });
+        let received = head.length;
+        const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+        socket.on('data', (chunk: Buffer) => (received += chunk.length));
+        socket.resume();
+        await ended;
+        assert.ok(received >= length, 'the client read the whole body');
+        const res = await second.promise;
+        assert.equal(res.status, 200, 'the second query runs once the first body has been sent');
+        assert.equal(((await res.json()) as { rows: number }).rows, 500);
+        await until(() => h.pool.reserved() === 0 && h.gate.inFlight() === 0, 'pool and permits released');
+        socket.destroy();
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await h.close();
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -434,177 +510,241 @@ function queryObserver(provider: MeterProvider): QueryObserver {
   const m = createQueryMetrics(provider.getMeter('sluice'));
   return {
     finished(kind, seconds, errorKind, rowGroups) {
-      m.duration.record(seconds, errorKind === null ? { [ATTR_SLUICE_QUERY_KIND]: kind } : { [ATTR_SLUICE_QUERY_KIND]: kind, [ATTR_ERROR_TYPE]: errorKind });
+      m.duration.record(
+        seconds,
+        errorKind === null
+          ? { [ATTR_SLUICE_QUERY_KIND]: kind }
+          : { [ATTR_SLUICE_QUERY_KIND]: kind, [ATTR_ERROR_TYPE]: errorKind },
+      );
       if (rowGroups !== null) {
-        m.rowGroups.add(rowGroups.scanned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED });
-        m.rowGroups.add(rowGroups.pruned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED });
+        m.rowGroups.add(rowGroups.scanned, {
+          [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
+        });
+        m.rowGroups.add(rowGroups.pruned, {
+          [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
+        });
       }
     },
   };
 }
 
 describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
-  test('RFC0058.9: each of the six rejections, over HTTP and over MCP, is exactly one sluice.query.duration point with its error.type, and nothing else', { timeout: 60_000 }, async () => {
-    const reader = new ManualReader();
-    const provider = new MeterProvider({ readers: [reader] });
-    const h = harness({ maxConcurrent: 1, maxQueued: 1, queueTimeoutMs: 200, poolBytes: 4 << 20, limits: { maxFiles: 3, maxResultBytes: 20_000 }, observer: queryObserver(provider) });
-    const collect = async (): Promise<MetricData[]> => (await reader.collect()).resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-    /** Duration point counts keyed by `kind/error.type`. */
-    const durationCounts = async (): Promise<Map<string, number>> => {
-      const out = new Map<string, number>();
-      for (const m of await collect()) {
-        if (m.descriptor.name !== METRIC_SLUICE_QUERY_DURATION) continue;
-        for (const p of m.dataPoints as DataPoint<Histogram>[]) {
-          out.set(`${String(p.attributes[ATTR_SLUICE_QUERY_KIND])}/${String(p.attributes[ATTR_ERROR_TYPE] ?? '-')}`, p.value.count);
+  test(
+    'RFC0058.9: each of the six rejections, over HTTP and over MCP, is exactly one sluice.query.duration point with its error.type, and nothing else',
+    { timeout: 60_000 },
+    async () => {
+      const reader = new ManualReader();
+      const provider = new MeterProvider({ readers: [reader] });
+      const h = harness({
+        maxConcurrent: 1,
+        maxQueued: 1,
+        queueTimeoutMs: 200,
+        poolBytes: 4 << 20,
+        limits: { maxFiles: 3, maxResultBytes: 20_000 },
+        observer: queryObserver(provider),
+      });
+      const collect = async (): Promise<MetricData[]> =>
+        (await reader.collect()).resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+      /** Duration point counts keyed by `kind/error.type`. */
+      const durationCounts = async (): Promise<Map<string, number>> => {
+        const out = new Map<string, number>();
+        for (const m of await collect()) {
+          if (m.descriptor.name !== METRIC_SLUICE_QUERY_DURATION) continue;
+          for (const p of m.dataPoints as DataPoint<Histogram>[]) {
+            out.set(
+              `${String(p.attributes[ATTR_SLUICE_QUERY_KIND])}/${String(p.attributes[ATTR_ERROR_TYPE] ?? '-')}`,
+              p.value.count,
+            );
+          }
         }
+        return out;
+      };
+      const exactlyOne = async (errorType: string, trigger: () => Promise<void>): Promise<void> => {
+        const before = await durationCounts();
+        await trigger();
+        const afterCounts = await durationCounts();
+        const diff: Record<string, number> = {};
+        for (const [k, v] of afterCounts) if (v !== (before.get(k) ?? 0)) diff[k] = v - (before.get(k) ?? 0);
+        assert.deepEqual(diff, { [`logs/${errorType}`]: 1 }, `one point for ${errorType}`);
+      };
+      type Surface = 'http' | 'mcp';
+      /** Runs `statement` on `surface` and checks the rejection kind (HTTP body kind / MCP data.kind). */
+      const rejected = async (surface: Surface, tenant: string, statement: string, kind: string): Promise<void> => {
+        const askForLess = ['query_memory_limit', 'query_file_limit', 'query_result_limit'].includes(kind);
+        if (surface === 'http') {
+          const a = await query(h, tenant, statement);
+          assert.equal(kindOf(a), kind, JSON.stringify(a.json));
+          assert.equal(a.status, askForLess ? 422 : 503);
+        } else {
+          const rpc = await mcpQuery(h, tenant, statement);
+          assert.deepEqual(rpc.error?.data, { kind }, JSON.stringify(rpc));
+          assert.equal(
+            rpc.error?.code,
+            askForLess ? -32600 : -32603,
+            'invalid_request for ask-for-less, internal_error for overload',
+          );
+        }
+      };
+      const start = (surface: Surface, statement: string): Promise<unknown> =>
+        surface === 'http' ? query(h, 'acme', statement) : mcpQuery(h, 'acme', statement);
+      try {
+        for (const surface of ['http', 'mcp'] as const) {
+          await exactlyOne('query_file_limit', () =>
+            rejected(surface, 'acme', `true | ${HOURS2} | count`, 'query_file_limit'),
+          );
+          await exactlyOne('query_result_limit', () =>
+            rejected(surface, 'acme', `true | ${HOUR1} | limit 1000`, 'query_result_limit'),
+          );
+          await exactlyOne('query_memory_limit', () =>
+            rejected(surface, 'wide', `true | ${HOUR1} | limit 10`, 'query_memory_limit'),
+          );
+          const hog = h.pool.createQuery('hog');
+          assert.equal(hog.tryGrow(h.pool.size - 32 * 1024).status, 'ok');
+          await exactlyOne('query_memory_contended', () => rejected(surface, 'acme', SMALL, 'query_memory_contended'));
+          hog.releaseAll();
+          // Admission: the test holds the only permit itself.
+          const held = await h.gate.acquire();
+          assert.equal(held.status, 'admitted');
+          let waiting: Promise<unknown> = Promise.resolve();
+          await exactlyOne('query_queue_full', async () => {
+            waiting = start(surface, SMALL);
+            await until(() => h.gate.queueDepth() === 1, 'a waiter');
+            await rejected(surface, 'acme', SMALL, 'query_queue_full');
+          });
+          await exactlyOne('query_queue_timeout', async () => {
+            h.timers.advance(200);
+            const answer = await waiting;
+            if (surface === 'http') assert.equal(kindOf(answer as Answer), 'query_queue_timeout');
+            else
+              assert.deepEqual((answer as { error?: { data?: unknown } }).error?.data, { kind: 'query_queue_timeout' });
+          });
+          if (held.status === 'admitted') held.permit.release();
+          assert.equal(h.pool.reserved(), 0);
+        }
+        const final = await durationCounts();
+        assert.deepEqual(
+          Object.fromEntries([...final].sort()),
+          Object.fromEntries(
+            [
+              'query_file_limit',
+              'query_memory_contended',
+              'query_memory_limit',
+              'query_queue_full',
+              'query_queue_timeout',
+              'query_result_limit',
+            ].map((k) => [`logs/${k}`, 2]),
+          ),
+          'two points per error.type (HTTP + MCP), no unlabelled point',
+        );
+        // No other metric carries anything for a rejection: only the pre-seeded row-group zeros exist besides.
+        for (const m of await collect()) {
+          if (m.descriptor.name === METRIC_SLUICE_QUERY_DURATION) continue;
+          for (const p of m.dataPoints)
+            assert.equal(p.value, 0, `${m.descriptor.name} recorded nothing for rejections`);
+        }
+      } finally {
+        await h.close();
+        await provider.shutdown();
       }
-      return out;
-    };
-    const exactlyOne = async (errorType: string, trigger: () => Promise<void>): Promise<void> => {
-      const before = await durationCounts();
-      await trigger();
-      const afterCounts = await durationCounts();
-      const diff: Record<string, number> = {};
-      for (const [k, v] of afterCounts) if (v !== (before.get(k) ?? 0)) diff[k] = v - (before.get(k) ?? 0);
-      assert.deepEqual(diff, { [`logs/${errorType}`]: 1 }, `one point for ${errorType}`);
-    };
-    type Surface = 'http' | 'mcp';
-    /** Runs `statement` on `surface` and checks the rejection kind (HTTP body kind / MCP data.kind). */
-    const rejected = async (surface: Surface, tenant: string, statement: string, kind: string): Promise<void> => {
-      const askForLess = ['query_memory_limit', 'query_file_limit', 'query_result_limit'].includes(kind);
-      if (surface === 'http') {
-        const a = await query(h, tenant, statement);
-        assert.equal(kindOf(a), kind, JSON.stringify(a.json));
-        assert.equal(a.status, askForLess ? 422 : 503);
-      } else {
-        const rpc = await mcpQuery(h, tenant, statement);
-        assert.deepEqual(rpc.error?.data, { kind }, JSON.stringify(rpc));
-        assert.equal(rpc.error?.code, askForLess ? -32600 : -32603, 'invalid_request for ask-for-less, internal_error for overload');
-      }
-    };
-    const start = (surface: Surface, statement: string): Promise<unknown> => (surface === 'http' ? query(h, 'acme', statement) : mcpQuery(h, 'acme', statement));
-    try {
-      for (const surface of ['http', 'mcp'] as const) {
-        await exactlyOne('query_file_limit', () => rejected(surface, 'acme', `true | ${HOURS2} | count`, 'query_file_limit'));
-        await exactlyOne('query_result_limit', () => rejected(surface, 'acme', `true | ${HOUR1} | limit 1000`, 'query_result_limit'));
-        await exactlyOne('query_memory_limit', () => rejected(surface, 'wide', `true | ${HOUR1} | limit 10`, 'query_memory_limit'));
-        const hog = h.pool.createQuery('hog');
-        assert.equal(hog.tryGrow(h.pool.size - 32 * 1024).status, 'ok');
-        await exactlyOne('query_memory_contended', () => rejected(surface, 'acme', SMALL, 'query_memory_contended'));
-        hog.releaseAll();
-        // Admission: the test holds the only permit itself.
-        const held = await h.gate.acquire();
-        assert.equal(held.status, 'admitted');
-        let waiting: Promise<unknown> = Promise.resolve();
-        await exactlyOne('query_queue_full', async () => {
-          waiting = start(surface, SMALL);
-          await until(() => h.gate.queueDepth() === 1, 'a waiter');
-          await rejected(surface, 'acme', SMALL, 'query_queue_full');
-        });
-        await exactlyOne('query_queue_timeout', async () => {
-          h.timers.advance(200);
-          const answer = await waiting;
-          if (surface === 'http') assert.equal(kindOf(answer as Answer), 'query_queue_timeout');
-          else assert.deepEqual((answer as { error?: { data?: unknown } }).error?.data, { kind: 'query_queue_timeout' });
-        });
-        if (held.status === 'admitted') held.permit.release();
-        assert.equal(h.pool.reserved(), 0);
-      }
-      const final = await durationCounts();
-      assert.deepEqual(
-        Object.fromEntries([...final].sort()),
-        Object.fromEntries(
-          ['query_file_limit', 'query_memory_contended', 'query_memory_limit', 'query_queue_full', 'query_queue_timeout', 'query_result_limit'].map((k) => [`logs/${k}`, 2]),
-        ),
-        'two points per error.type (HTTP + MCP), no unlabelled point',
-      );
-      // No other metric carries anything for a rejection: only the pre-seeded row-group zeros exist besides.
-      for (const m of await collect()) {
-        if (m.descriptor.name === METRIC_SLUICE_QUERY_DURATION) continue;
-        for (const p of m.dataPoints) assert.equal(p.value, 0, `${m.descriptor.name} recorded nothing for rejections`);
-      }
-    } finally {
-      await h.close();
-      await provider.shutdown();
-    }
-  });
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------------------
 // Worker backstop
 
 describe('worker backstop (RFC 0058 §3.1 defence in depth)', () => {
-  test('a worker that dies mid-query fails only that query with a typed error, its reservations are released via releaseThread, and the next query runs on the replacement', { timeout: 60_000 }, async () => {
-    const releasedByThread: number[] = [];
-    const deaths: { threadId: number; queryId: string | null; reason: string }[] = [];
-    const h = harness({
-      maxConcurrent: 1,
-      workerUrl: new URL('./testing/dying-query-worker.js', import.meta.url),
-      onWorkerDeath: (info) => deaths.push(info),
-      wrapPool: (pool) => ({
-        size: pool.size,
-        maxQueries: pool.maxQueries,
-        shared: pool.shared,
-        reserved: () => pool.reserved(),
-        available: () => pool.available(),
-        createQuery: (id) => pool.createQuery(id),
-        consumers: () => pool.consumers(),
-        topConsumers: (n) => pool.topConsumers(n),
-        releaseQuery: (id) => pool.releaseQuery(id),
-        releaseThread: (id) => {
-          const bytes = pool.releaseThread(id);
-          releasedByThread.push(bytes);
-          return bytes;
-        },
-      }),
-    });
-    try {
-      const before = await query(h, 'acme', SMALL);
-      assert.equal(before.status, 200, 'the wrapped worker serves ordinary queries');
-      const dead = await query(h, 'die', SMALL);
-      assert.equal(dead.status, 500);
-      assert.deepEqual(dead.json, { error: { kind: 'internal', message: 'the query worker failed while running this query' } });
-      assert.equal(deaths.length, 1);
-      assert.match(deaths[0]?.queryId ?? '', /^q\d+-\d+$/, 'the death is attributed to the running query');
-      assert.equal(releasedByThread.length, 1);
-      assert.ok((releasedByThread[0] ?? 0) >= DYING_EXTRA_BYTES, `releaseThread gave back what the dead thread held (${releasedByThread[0]} bytes)`);
-      assert.equal(h.pool.reserved(), 0, 'the pool reads 0 after the death');
-      assert.equal(h.gate.inFlight(), 0, 'the permit was released');
-      const next = await query(h, 'acme', SMALL);
-      assert.equal(next.status, 200, 'the next query succeeds on the replacement worker');
-      assert.deepEqual(next.json, before.json);
-      await until(() => h.pool.reserved() === 0, 'pool 0');
-    } finally {
-      await h.close();
-    }
-  });
-  test('a worker that exhausts its V8 heap fails only that query as query_memory_limit (422), gives its bytes back, and is replaced', { timeout: 60_000 }, async () => {
-    const deaths: { threadId: number; queryId: string | null; reason: string }[] = [];
-    const h = harness({
-      maxConcurrent: 1,
-      maxOldGenerationSizeMb: 48,
-      workerUrl: new URL('./testing/exhausting-query-worker.js', import.meta.url),
-      onWorkerDeath: (info) => deaths.push(info),
-    });
-    try {
-      const before = await query(h, 'acme', SMALL);
-      assert.equal(before.status, 200, 'a 48 MiB worker serves an ordinary query');
-      const dead = await query(h, 'exhaust', SMALL);
-      assert.equal(dead.status, 422);
-      assert.equal(dead.json.error.kind, 'query_memory_limit');
-      assert.match(dead.json.error.message, /query-worker heap .*querier\.limits\.memory_pool_bytes/);
-      assert.equal(dead.headers.get('retry-after'), null);
-      assert.deepEqual(deaths.map((d) => d.reason), ['out_of_memory']);
-      assert.equal(h.pool.reserved(), 0, 'the dead thread\'s reservations went back to the pool');
-      assert.equal(h.gate.inFlight(), 0, 'the permit was released');
-      const next = await query(h, 'acme', SMALL);
-      assert.equal(next.status, 200, 'the replacement worker serves the next query');
-      assert.deepEqual(next.json, before.json);
-      await until(() => h.pool.reserved() === 0, 'pool 0');
-      await h.close();
-      assert.deepEqual(deaths.map((d) => d.reason), ['out_of_memory'], 'closing the pool terminates its workers without reporting deaths');
-    } finally {
-      await h.close();
-    }
-  });
+  test(
+    'a worker that dies mid-query fails only that query with a typed error, its reservations are released via releaseThread, and the next query runs on the replacement',
+    { timeout: 60_000 },
+    async () => {
+      const releasedByThread: number[] = [];
+      const deaths: { threadId: number; queryId: string | null; reason: string }[] = [];
+      const h = harness({
+        maxConcurrent: 1,
+        workerUrl: new URL('./testing/dying-query-worker.js', import.meta.url),
+        onWorkerDeath: (info) => deaths.push(info),
+        wrapPool: (pool) => ({
+          size: pool.size,
+          maxQueries: pool.maxQueries,
+          shared: pool.shared,
+          reserved: () => pool.reserved(),
+          available: () => pool.available(),
+          createQuery: (id) => pool.createQuery(id),
+          consumers: () => pool.consumers(),
+          topConsumers: (n) => pool.topConsumers(n),
+          releaseQuery: (id) => pool.releaseQuery(id),
+          releaseThread: (id) => {
+            const bytes = pool.releaseThread(id);
+            releasedByThread.push(bytes);
+            return bytes;
+          },
+        }),
+      });
+      try {
+        const before = await query(h, 'acme', SMALL);
+        assert.equal(before.status, 200, 'the wrapped worker serves ordinary queries');
+        const dead = await query(h, 'die', SMALL);
+        assert.equal(dead.status, 500);
+        assert.deepEqual(dead.json, {
+          error: { kind: 'internal', message: 'the query worker failed while running this query' },
+        });
+        assert.equal(deaths.length, 1);
+        assert.match(deaths[0]?.queryId ?? '', /^q\d+-\d+$/, 'the death is attributed to the running query');
+        assert.equal(releasedByThread.length, 1);
+        assert.ok(
+          (releasedByThread[0] ?? 0) >= DYING_EXTRA_BYTES,
+          `releaseThread gave back what the dead thread held (${releasedByThread[0]} bytes)`,
+        );
+        assert.equal(h.pool.reserved(), 0, 'the pool reads 0 after the death');
+        assert.equal(h.gate.inFlight(), 0, 'the permit was released');
+        const next = await query(h, 'acme', SMALL);
+        assert.equal(next.status, 200, 'the next query succeeds on the replacement worker');
+        assert.deepEqual(next.json, before.json);
+        await until(() => h.pool.reserved() === 0, 'pool 0');
+      } finally {
+        await h.close();
+      }
+    },
+  );
+  test(
+    'a worker that exhausts its V8 heap fails only that query as query_memory_limit (422), gives its bytes back, and is replaced',
+    { timeout: 60_000 },
+    async () => {
+      const deaths: { threadId: number; queryId: string | null; reason: string }[] = [];
+      const h = harness({
+        maxConcurrent: 1,
+        maxOldGenerationSizeMb: 48,
+        workerUrl: new URL('./testing/exhausting-query-worker.js', import.meta.url),
+        onWorkerDeath: (info) => deaths.push(info),
+      });
+      try {
+        const before = await query(h, 'acme', SMALL);
+        assert.equal(before.status, 200, 'a 48 MiB worker serves an ordinary query');
+        const dead = await query(h, 'exhaust', SMALL);
+        assert.equal(dead.status, 422);
+        assert.equal(dead.json.error.kind, 'query_memory_limit');
+        assert.match(dead.json.error.message, /query-worker heap .*querier\.limits\.memory_pool_bytes/);
+        assert.equal(dead.headers.get('retry-after'), null);
+        assert.deepEqual(
+          deaths.map((d) => d.reason),
+          ['out_of_memory'],
+        );
+        assert.equal(h.pool.reserved(), 0, "the dead thread's reservations went back to the pool");
+        assert.equal(h.gate.inFlight(), 0, 'the permit was released');
+        const next = await query(h, 'acme', SMALL);
+        assert.equal(next.status, 200, 'the replacement worker serves the next query');
+        assert.deepEqual(next.json, before.json);
+        await until(() => h.pool.reserved() === 0, 'pool 0');
+        await h.close();
+        assert.deepEqual(
+          deaths.map((d) => d.reason),
+          ['out_of_memory'],
+          'closing the pool terminates its workers without reporting deaths',
+        );
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });

@@ -7,7 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { splitHostPort, type SluiceConfig } from '@sluice/config';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
-import { createAdmissionGate, createMemoryPool, createMemorySource, derivePoolSize, type MemoryPool, type MemorySource } from '@sluice/limits';
+import {
+  createAdmissionGate,
+  createMemoryPool,
+  createMemorySource,
+  derivePoolSize,
+  type MemoryPool,
+  type MemorySource,
+} from '@sluice/limits';
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
 import { createQueryApp } from './query-app.js';
@@ -51,22 +58,42 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     source: deps.memorySource ?? createMemorySource(),
   });
   if (!sizing.ok) throw new Error(sizing.error.message);
-  deps.log.info('query memory pool sized', { bytes: sizing.value.sizeBytes, source: sizing.value.source, share: sizing.value.share, detail: sizing.value.description });
+  deps.log.info('query memory pool sized', {
+    bytes: sizing.value.sizeBytes,
+    source: sizing.value.source,
+    share: sizing.value.share,
+    detail: sizing.value.description,
+  });
   for (const warning of sizing.value.warnings) deps.log.warn(warning);
   // Measured on Node 20: a process-wide --max-old-space-size also caps every worker's heap, overriding the
   // per-worker resourceLimits below, so queries the pool admits could die mid-run.
-  const heapFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => a.includes('--max-old-space-size'));
-  if (heapFlag) deps.log.warn('--max-old-space-size is set for the process; on Node 20 it also caps query workers below their resourceLimits');
+  const heapFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) =>
+    a.includes('--max-old-space-size'),
+  );
+  if (heapFlag)
+    deps.log.warn(
+      '--max-old-space-size is set for the process; on Node 20 it also caps query workers below their resourceLimits',
+    );
 
-  const pool = createMemoryPool({ sizeBytes: sizing.value.sizeBytes, maxQueries: Math.max(64, limits.maxConcurrentQueries * 2) });
-  const gate = createAdmissionGate({ maxConcurrent: limits.maxConcurrentQueries, maxQueued: limits.maxQueuedQueries, queueTimeoutMs: limits.queueTimeoutMs });
+  const pool = createMemoryPool({
+    sizeBytes: sizing.value.sizeBytes,
+    maxQueries: Math.max(64, limits.maxConcurrentQueries * 2),
+  });
+  const gate = createAdmissionGate({
+    maxConcurrent: limits.maxConcurrentQueries,
+    maxQueued: limits.maxQueuedQueries,
+    queueTimeoutMs: limits.queueTimeoutMs,
+  });
   // The pool bounds what queries retain; the heap limits bound garbage. A query may hold the whole pool (greedy),
   // but N workers may not each grow to the pool: each worker gets 1.25 × its fair share of the pool plus a base,
   // so the sum of worker heaps stays near 1.25 × pool. A query that outgrows its worker's heap is failed as a
   // memory limit (the backstop), never the process.
   const poolMb = sizing.value.sizeBytes / 1_048_576;
   const maxOldGenerationSizeMb = Math.ceil((1.25 * poolMb) / limits.maxConcurrentQueries) + WORKER_HEAP_BASE_MB;
-  deps.log.info('query worker heap limit', { workers: limits.maxConcurrentQueries, max_old_generation_mb: maxOldGenerationSizeMb });
+  deps.log.info('query worker heap limit', {
+    workers: limits.maxConcurrentQueries,
+    max_old_generation_mb: maxOldGenerationSizeMb,
+  });
   const workers = createWorkerPool({
     size: limits.maxConcurrentQueries,
     pool,
@@ -87,9 +114,17 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       },
     },
     onWorkerDeath: (info) =>
-      info.reason === 'recycled' ? deps.log.info('query worker recycled', info) : deps.log.warn('query worker died; replaced', info),
+      info.reason === 'recycled'
+        ? deps.log.info('query worker recycled', info)
+        : deps.log.warn('query worker died; replaced', info),
   });
-  const service = createQueryService({ gate, workers, pool, log: deps.log, ...(deps.observer ? { observer: deps.observer } : {}) });
+  const service = createQueryService({
+    gate,
+    workers,
+    pool,
+    log: deps.log,
+    ...(deps.observer ? { observer: deps.observer } : {}),
+  });
   const app = createQueryApp({
     service,
     probes: deps.probes,

@@ -104,7 +104,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const job = slot.job;
       slot.job = null;
       // close() terminates every worker on purpose: that is a shutdown, not a death to report.
-      if (!closing) options.onWorkerDeath?.({ threadId, queryId: job?.id ?? null, reason: slot.recycling ? 'recycled' : deathReason });
+      if (!closing)
+        options.onWorkerDeath?.({
+          threadId,
+          queryId: job?.id ?? null,
+          reason: slot.recycling ? 'recycled' : deathReason,
+        });
       if (job !== null) {
         const error: QueryError =
           deathReason === 'out_of_memory'

@@ -29,11 +29,18 @@ export interface QueryWorkerData {
 }
 
 /** What a job asks for. */
-export type QueryJobKind = { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number } | { readonly kind: 'list_templates' };
+export type QueryJobKind =
+  { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number } | { readonly kind: 'list_templates' };
 
 /** Main → worker. */
 export type ToQueryWorker =
-  | { readonly type: 'run'; readonly id: string; readonly tenant: string; readonly nowNs: bigint; readonly job: QueryJobKind }
+  | {
+      readonly type: 'run';
+      readonly id: string;
+      readonly tenant: string;
+      readonly nowNs: bigint;
+      readonly job: QueryJobKind;
+    }
   | { readonly type: 'cancel'; readonly id: string };
 
 /** Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. */
@@ -52,5 +59,11 @@ export type FromQueryWorker =
       /** The most this query held on the pool at once. */
       readonly peakBytes: number;
     }
-  | { readonly type: 'done'; readonly id: string; readonly status: 'error'; readonly error: QueryError; readonly peakBytes: number }
+  | {
+      readonly type: 'done';
+      readonly id: string;
+      readonly status: 'error';
+      readonly error: QueryError;
+      readonly peakBytes: number;
+    }
   | { readonly type: 'done'; readonly id: string; readonly status: 'cancelled' };

@@ -24,7 +24,10 @@ export interface BodyLimits {
 export async function readBody(req: IncomingMessage, gzip: boolean, limits: BodyLimits): Promise<BodyReadResult> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limits.maxRequestBytes) {
-    return { status: 'too_large', message: `request body of ${declared} bytes exceeds ${limits.maxRequestBytes} bytes (receiver.limits.max_request_bytes)` };
+    return {
+      status: 'too_large',
+      message: `request body of ${declared} bytes exceeds ${limits.maxRequestBytes} bytes (receiver.limits.max_request_bytes)`,
+    };
   }
   const raw = await new Promise<Buffer | 'too_large' | 'aborted'>((resolve) => {
     const chunks: Buffer[] = [];
@@ -58,7 +61,10 @@ export async function readBody(req: IncomingMessage, gzip: boolean, limits: Body
   });
   if (raw === 'aborted') return { status: 'aborted' };
   if (raw === 'too_large') {
-    return { status: 'too_large', message: `request body exceeds ${limits.maxRequestBytes} bytes (receiver.limits.max_request_bytes)` };
+    return {
+      status: 'too_large',
+      message: `request body exceeds ${limits.maxRequestBytes} bytes (receiver.limits.max_request_bytes)`,
+    };
   }
   if (!gzip) return { status: 'ok', body: raw };
   return inflate(raw, limits.maxDecompressedBytes);

@@ -45,7 +45,11 @@ function listenAddress(address: string): { host: string; port: number } {
 /** Starts the receiver role. */
 export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): Promise<Receiver> {
   const rc = config.receiver;
-  const wal: Wal = await openWal({ dir: rc.walDir, groupCommitMs: rc.wal.groupCommitMs, segmentBytes: rc.wal.segmentBytes });
+  const wal: Wal = await openWal({
+    dir: rc.walDir,
+    groupCommitMs: rc.wal.groupCommitMs,
+    segmentBytes: rc.wal.segmentBytes,
+  });
   const sink: Sink = startSink(
     {
       walDir: rc.walDir,

@@ -80,8 +80,16 @@ describe('ingest service', () => {
 
   test('undecodable bodies and bad tenants are refused before the WAL', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy: { header: 'X-Sluice-Tenant', defaultTenant: null }, busyReason: () => null, maxInflightBytes: 1 << 20 });
-    assert.equal((await service.ingest('http_protobuf', ['acme'], body.subarray(0, body.length - 3))).status, 'invalid');
+    const service = createIngestService({
+      wal,
+      tenancy: { header: 'X-Sluice-Tenant', defaultTenant: null },
+      busyReason: () => null,
+      maxInflightBytes: 1 << 20,
+    });
+    assert.equal(
+      (await service.ingest('http_protobuf', ['acme'], body.subarray(0, body.length - 3))).status,
+      'invalid',
+    );
     assert.equal((await service.ingest('http_json', ['acme'], new TextEncoder().encode('{'))).status, 'invalid');
     assert.equal((await service.ingest('http_protobuf', [], body)).status, 'bad_tenant');
     assert.equal((await service.ingest('http_protobuf', ['a:b'], body)).status, 'bad_tenant');

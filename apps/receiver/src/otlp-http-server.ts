@@ -46,7 +46,9 @@ function respond(res: ServerResponse, encoding: OtlpEncoding, outcome: IngestOut
   if (close) headers.connection = 'close';
   if (outcome.status === 'unavailable') headers['retry-after'] = String(outcome.retryAfterSecs);
   const body =
-    outcome.status === 'accepted' ? encodeExportLogsResponse(encoding) : encodeRpcStatus(encoding, grpcCodeHint(status), outcome.message);
+    outcome.status === 'accepted'
+      ? encodeExportLogsResponse(encoding)
+      : encodeRpcStatus(encoding, grpcCodeHint(status), outcome.message);
   // node's HTTP server calls socket.destroySoon() once a `Connection: close` response has finished; make that a
   // lingering close instead (see below).
   if (close) res.req.socket.destroySoon = () => lingeringClose(res.req);
@@ -109,7 +111,10 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
         encoding === null
           ? 'unsupported Content-Type: use application/x-protobuf or application/json'
           : 'unsupported Content-Encoding: use gzip or none';
-      const outcome = options.ingest.refuse(encoding === 'json' ? 'http_json' : 'http_protobuf', { status: 'unsupported_media_type', message });
+      const outcome = options.ingest.refuse(encoding === 'json' ? 'http_json' : 'http_protobuf', {
+        status: 'unsupported_media_type',
+        message,
+      });
       // The body was not read: close so a keep-alive connection is not left mid-body.
       respond(res, encoding ?? 'json', outcome, true);
       return;
@@ -127,17 +132,20 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
     respond(res, encoding, outcome);
   };
 
-  const server: Server = createServer({ requestTimeout: 60_000, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS }, (req, res) => {
-    inFlight++;
-    handle(req, res)
-      .catch(() => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n');
-      })
-      .finally(() => {
-        inFlight--;
-        if (inFlight === 0 && drained !== null) drained();
-      });
-  });
+  const server: Server = createServer(
+    { requestTimeout: 60_000, keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS },
+    (req, res) => {
+      inFlight++;
+      handle(req, res)
+        .catch(() => {
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n');
+        })
+        .finally(() => {
+          inFlight--;
+          if (inFlight === 0 && drained !== null) drained();
+        });
+    },
+  );
   server.on('connection', (socket) => socket.setNoDelay(true));
 
   return {

@@ -22,7 +22,8 @@ export function serveProbe(req: IncomingMessage, res: ServerResponse, probes: Pr
   if (path === '/metrics') {
     probes.metricsText().then(
       (text) => {
-        if (text === null) res.writeHead(404, { 'content-type': 'text/plain' }).end('prometheus metrics are disabled\n');
+        if (text === null)
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('prometheus metrics are disabled\n');
         else res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text);
       },
       () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n'),

@@ -12,8 +12,22 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { effectiveTimeUnixNano, type LogRecord, type Result, type TemplateAuditEvent } from '@sluice/core';
 import { createMiner, restoreMiner, type Miner } from '@sluice/miner';
 import { decodeLogsJson, decodeLogsProtobuf } from '@sluice/otlp';
-import { auditFileKey, createObjectStore, dataFileKey, encodeAuditParquet, encodeLogsParquet, uuidv7 } from '@sluice/storage';
-import { compareWalPositions, deleteSegmentsBelow, readCheckpoint, readWal, writeCheckpoint, type WalPosition } from '@sluice/wal';
+import {
+  auditFileKey,
+  createObjectStore,
+  dataFileKey,
+  encodeAuditParquet,
+  encodeLogsParquet,
+  uuidv7,
+} from '@sluice/storage';
+import {
+  compareWalPositions,
+  deleteSegmentsBelow,
+  readCheckpoint,
+  readWal,
+  writeCheckpoint,
+  type WalPosition,
+} from '@sluice/wal';
 import { PartitionBuffer } from './partition-buffer.js';
 import type { FlushTrigger, FromSinkWorker, SinkWorkerData, ToSinkWorker } from './sink-protocol.js';
 import { decodeWalExport } from './wal-payload.js';
@@ -117,7 +131,8 @@ async function flushAll(miner: Miner, trigger: FlushTrigger): Promise<void> {
   } catch (error) {
     // Put the rows back: nothing is lost, the checkpoint has not moved, and the flush is retried.
     const now = Date.now();
-    for (const partition of partitions) for (const row of partition.rows) buffer.add(row, partition.bytes / partition.rows.length, now);
+    for (const partition of partitions)
+      for (const row of partition.rows) buffer.add(row, partition.bytes / partition.rows.length, now);
     throw error;
   }
   await writeCheckpoint(settings.walDir, checkpoint, snapshot);

@@ -39,7 +39,9 @@ export function startSink(data: SinkWorkerData, observer: SinkObserver): Sink {
   let worker: Worker;
 
   const spawn = (): void => {
-    worker = new Worker(new URL('./sink-worker.js', import.meta.url), { workerData: { ...data, replayTarget: latest } });
+    worker = new Worker(new URL('./sink-worker.js', import.meta.url), {
+      workerData: { ...data, replayTarget: latest },
+    });
     worker.on('message', (message: FromSinkWorker) => {
       if (message.type === 'replayed') {
         replayed = true;

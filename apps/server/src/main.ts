@@ -32,7 +32,10 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     case 'serve':
       break;
   }
-  const loaded = await loadConfig({ ...(command.configPath !== null ? { configPath: command.configPath } : {}), env: process.env });
+  const loaded = await loadConfig({
+    ...(command.configPath !== null ? { configPath: command.configPath } : {}),
+    env: process.env,
+  });
   if (!loaded.ok) {
     process.stderr.write(`sluice: invalid configuration\n${formatConfigIssues(loaded.error)}\n`);
     return 2;

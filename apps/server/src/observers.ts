@@ -52,18 +52,32 @@ export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
           sink.flushRecords.add(message.records, attrs);
           sink.bufferUsage.record(0);
           miner.templateCount.record(message.templates);
-          log.info('sink flushed', { trigger: message.trigger, records: message.records, files: message.files, bytes: message.bytes, seconds: Number(message.seconds.toFixed(3)) });
+          log.info('sink flushed', {
+            trigger: message.trigger,
+            records: message.records,
+            files: message.files,
+            bytes: message.bytes,
+            seconds: Number(message.seconds.toFixed(3)),
+          });
           break;
         }
         case 'flush_failed':
           sink.flushErrors.add(1, { [ATTR_SLUICE_SINK_FLUSH_TRIGGER]: message.trigger, [ATTR_ERROR_TYPE]: 'storage' });
-          log.error('sink flush failed; will retry (data stays in the WAL)', { trigger: message.trigger, error: message.message });
+          log.error('sink flush failed; will retry (data stays in the WAL)', {
+            trigger: message.trigger,
+            error: message.message,
+          });
           break;
         case 'buffer':
           sink.bufferUsage.record(message.bytes);
           break;
         case 'parse_failures':
-          if (message.reason === 'below_floor' || message.reason === 'line_too_long' || message.reason === 'template_ceiling' || message.reason === 'degenerate_widening') {
+          if (
+            message.reason === 'below_floor' ||
+            message.reason === 'line_too_long' ||
+            message.reason === 'template_ceiling' ||
+            message.reason === 'degenerate_widening'
+          ) {
             miner.parseFailures.add(message.count, { [ATTR_SLUICE_MINER_PARSE_FAILURE_REASON]: message.reason });
           } else {
             log.error('sink skipped an undecodable WAL record', { reason: message.reason });
@@ -90,10 +104,19 @@ export function createQueryObserver(meter: Meter): QueryObserver {
   const m = createQueryMetrics(meter);
   return {
     finished(kind, seconds, errorKind, rowGroups) {
-      m.duration.record(seconds, errorKind === null ? { [ATTR_SLUICE_QUERY_KIND]: kind } : { [ATTR_SLUICE_QUERY_KIND]: kind, [ATTR_ERROR_TYPE]: errorKind });
+      m.duration.record(
+        seconds,
+        errorKind === null
+          ? { [ATTR_SLUICE_QUERY_KIND]: kind }
+          : { [ATTR_SLUICE_QUERY_KIND]: kind, [ATTR_ERROR_TYPE]: errorKind },
+      );
       if (rowGroups !== null) {
-        m.rowGroups.add(rowGroups.scanned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED });
-        m.rowGroups.add(rowGroups.pruned, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED });
+        m.rowGroups.add(rowGroups.scanned, {
+          [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
+        });
+        m.rowGroups.add(rowGroups.pruned, {
+          [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
+        });
       }
     },
   };
@@ -103,7 +126,11 @@ export function createQueryObserver(meter: Meter): QueryObserver {
  * Samples the pool and the admission queue into their gauges every `intervalMs` and whenever `sample()` is called
  * (the `/metrics` handler calls it, so a scrape always sees the current figures).
  */
-export function samplePoolGauges(meter: Meter, read: () => { reserved: number; limit: number; queueDepth: number }, intervalMs = 1000): { sample(): void; stop(): void } {
+export function samplePoolGauges(
+  meter: Meter,
+  read: () => { reserved: number; limit: number; queueDepth: number },
+  intervalMs = 1000,
+): { sample(): void; stop(): void } {
   const m = createQueryMetrics(meter);
   const sample = (): void => {
     const v = read();

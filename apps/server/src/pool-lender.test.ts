@@ -18,7 +18,10 @@ describe('pool lender', () => {
     const lease = lender.tryBorrow(256 * MiB);
     assert.ok(lease !== null);
     assert.equal(pool.reserved(), 256 * MiB);
-    assert.ok(pool.consumers().some((c) => c.queryId.startsWith('compaction-') && c.heldBytes === 256 * MiB), 'visible as a named consumer');
+    assert.ok(
+      pool.consumers().some((c) => c.queryId.startsWith('compaction-') && c.heldBytes === 256 * MiB),
+      'visible as a named consumer',
+    );
     const q = pool.createQuery('q1');
     assert.equal(q.tryGrow(600 * MiB).status, 'refused', 'a query cannot take what the merge borrowed');
     assert.equal(q.tryGrow(512 * MiB).status, 'ok');

@@ -65,8 +65,16 @@ export async function startServer(config: SluiceConfig, version: string): Promis
   if (config.querier.enabled) {
     querier = await startQuerier(config, { probes, log, observer: createQueryObserver(telemetry.meter), version });
     const q = querier;
-    gauges = samplePoolGauges(telemetry.meter, () => ({ reserved: q.pool.reserved(), limit: q.pool.size, queueDepth: q.queueDepth() }));
-    log.info('querier started', { http: `${q.address.address}:${q.address.port}`, mcp: config.querier.mcp.enabled, pool_bytes: q.pool.size });
+    gauges = samplePoolGauges(telemetry.meter, () => ({
+      reserved: q.pool.reserved(),
+      limit: q.pool.size,
+      queueDepth: q.queueDepth(),
+    }));
+    log.info('querier started', {
+      http: `${q.address.address}:${q.address.port}`,
+      mcp: config.querier.mcp.enabled,
+      pool_bytes: q.pool.size,
+    });
   }
 
   let compactor: Compactor | null = null;
@@ -77,7 +85,10 @@ export async function startServer(config: SluiceConfig, version: string): Promis
       meter: telemetry.meter,
       ...(querier !== null ? { memoryLender: createPoolLender(querier.pool) } : {}),
     });
-    log.info('compactor started', { interval_secs: config.compaction.intervalSecs, grace_secs: config.compaction.graceSecs });
+    log.info('compactor started', {
+      interval_secs: config.compaction.intervalSecs,
+      grace_secs: config.compaction.graceSecs,
+    });
   }
 
   return {

@@ -212,7 +212,10 @@ const receiverSchema = section({
   limits: section({
     max_request_bytes: integerKey('Largest request body as sent (compressed), in bytes; larger is 413.', 4194304),
     max_decompressed_bytes: integerKey('Largest request body after decompression, in bytes; larger is 413.', 16777216),
-    max_inflight_bytes: integerKey('Decompressed export bytes waiting for their WAL fsync at once; beyond it ingest answers 503 + Retry-After.', 268435456),
+    max_inflight_bytes: integerKey(
+      'Decompressed export bytes waiting for their WAL fsync at once; beyond it ingest answers 503 + Retry-After.',
+      268435456,
+    ),
   }),
   miner: minerSchema,
 });

@@ -59,7 +59,10 @@ function setAt(tree: Record<string, unknown>, path: readonly string[], value: un
 }
 
 /** The env-only-mode tree plus an issue for every unknown `SLUICE_*` variable. */
-export function readEnvTree(env: EnvSource): { readonly tree: Record<string, unknown>; readonly issues: ConfigIssue[] } {
+export function readEnvTree(env: EnvSource): {
+  readonly tree: Record<string, unknown>;
+  readonly issues: ConfigIssue[];
+} {
   const known = envNameToPath();
   const tree: Record<string, unknown> = {};
   const issues: ConfigIssue[] = [];

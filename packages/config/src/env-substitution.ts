@@ -106,7 +106,12 @@ export function substituteEnvReferences(tree: unknown, env: EnvSource): Substitu
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         // defineProperty: a key spelled `__proto__` stays a plain (and then unknown) key.
-        Object.defineProperty(out, k, { value: walk(v, [...path, k]), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(out, k, {
+          value: walk(v, [...path, k]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       return out;
     }

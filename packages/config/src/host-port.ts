@@ -27,7 +27,10 @@ const PORT = /^\d{1,5}$/;
  * ```
  */
 export function splitHostPort(addr: string): Result<HostPort, string> {
-  const bad = { ok: false as const, error: `must be host:port with a port 0-65535 (e.g. 0.0.0.0:4318), got ${JSON.stringify(addr)}` };
+  const bad = {
+    ok: false as const,
+    error: `must be host:port with a port 0-65535 (e.g. 0.0.0.0:4318), got ${JSON.stringify(addr)}`,
+  };
   let host: string;
   let portText: string;
   if (addr.startsWith('[')) {

@@ -102,7 +102,10 @@ describe('parseConfig env-only mode', () => {
         'SLUICE_STORAGE_S3_BUCKET',
       ],
     );
-    assert.match(r.error.find((i) => i.path === 'SLUICE_STORAGE_S3_BUCKET')?.message ?? '', /when SLUICE_STORAGE_BACKEND is s3/);
+    assert.match(
+      r.error.find((i) => i.path === 'SLUICE_STORAGE_S3_BUCKET')?.message ?? '',
+      /when SLUICE_STORAGE_BACKEND is s3/,
+    );
     assert.match(r.error.find((i) => i.path === 'SLUICE_RECEIVER_ENABLED')?.message ?? '', /true or false, got "yes"/);
   });
 
@@ -113,6 +116,9 @@ describe('parseConfig env-only mode', () => {
     assert.ok(!r.ok);
     assert.equal(r.error.length, 1);
     assert.equal(r.error[0]?.path, '');
-    assert.match(r.error[0]?.message ?? '', /SLUICE_RECEIVER_ENABLED, SLUICE_QUERIER_ENABLED, SLUICE_COMPACTION_ENABLED/);
+    assert.match(
+      r.error[0]?.message ?? '',
+      /SLUICE_RECEIVER_ENABLED, SLUICE_QUERIER_ENABLED, SLUICE_COMPACTION_ENABLED/,
+    );
   });
 });

@@ -122,7 +122,11 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.receiver.walDir, '/var/lib/sluice/wal');
     assert.deepEqual(c.receiver.wal, { groupCommitMs: 5, segmentBytes: 1048576, maxBacklogBytes: 2097152 });
     assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushBytes: 65536, ceilingBytes: 1048576 });
-    assert.deepEqual(c.receiver.limits, { maxRequestBytes: 1024, maxDecompressedBytes: 4096, maxInflightBytes: 268435456 });
+    assert.deepEqual(c.receiver.limits, {
+      maxRequestBytes: 1024,
+      maxDecompressedBytes: 4096,
+      maxInflightBytes: 268435456,
+    });
     assert.equal(c.receiver.miner.similarityThreshold, 0.5);
     assert.equal(c.receiver.miner.prefixDepth, 0);
     assert.equal(c.receiver.miner.maxTemplatesPerTenant, 10);
@@ -130,16 +134,27 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.querier.mcp.enabled, false);
     assert.deepEqual(c.compaction, { enabled: false, intervalSecs: 1, graceSecs: 2, memoryBudgetBytes: 67108864 });
     assert.deepEqual(c.tenancy, { header: 'X-Org', defaultTenant: 'acme' });
-    assert.deepEqual(c.telemetry, { otlpEndpoint: 'http://collector:4318', prometheus: false, serviceName: 'sluice-a' });
+    assert.deepEqual(c.telemetry, {
+      otlpEndpoint: 'http://collector:4318',
+      prometheus: false,
+      serviceName: 'sluice-a',
+    });
   });
 
   test('an unknown key at depth is an issue naming its full path, with a suggestion', () => {
     const list = issues('receiver:\n  wal:\n    group_comit_ms: 5\n');
-    assert.deepEqual(list, [{ path: 'receiver.wal.group_comit_ms', message: 'unknown key (did you mean "group_commit_ms"?)' }]);
+    assert.deepEqual(list, [
+      { path: 'receiver.wal.group_comit_ms', message: 'unknown key (did you mean "group_commit_ms"?)' },
+    ]);
   });
 
   test('an unknown key is reported even when its value is empty', () => {
-    assert.equal(issueAt(issues('querier:\n  limits:\n    max_rowz:\n'), 'querier.limits.max_rowz').message.startsWith('unknown key'), true);
+    assert.equal(
+      issueAt(issues('querier:\n  limits:\n    max_rowz:\n'), 'querier.limits.max_rowz').message.startsWith(
+        'unknown key',
+      ),
+      true,
+    );
   });
 
   test('an unknown section and a camelCase key are issues; the camelCase one points at the snake_case key', () => {
@@ -219,7 +234,10 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
   });
 
   test('a top level that is not a mapping is an issue', () => {
-    assert.match(issues('- storage\n')[0]?.message ?? '', /must be a YAML mapping of sections, got a list|must be a YAML mapping/);
+    assert.match(
+      issues('- storage\n')[0]?.message ?? '',
+      /must be a YAML mapping of sections, got a list|must be a YAML mapping/,
+    );
     assert.match(issues('just text\n')[0]?.message ?? '', /must be a YAML mapping/);
   });
 
@@ -227,7 +245,9 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.deepEqual(issues('storage: { backend: s3 }\n'), [
       { path: 'storage.s3.bucket', message: 'is required when storage.backend is s3' },
     ]);
-    const c = ok('storage:\n  backend: s3\n  s3: { bucket: logs, endpoint: "http://127.0.0.1:4569", force_path_style: false }\n');
+    const c = ok(
+      'storage:\n  backend: s3\n  s3: { bucket: logs, endpoint: "http://127.0.0.1:4569", force_path_style: false }\n',
+    );
     assert.equal(c.storage.backend, 's3');
     assert.equal(c.storage.s3.bucket, 'logs');
     assert.equal(c.storage.s3.endpoint, 'http://127.0.0.1:4569');
@@ -241,7 +261,10 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
   });
 
   test('S3 credentials taken from env references are carried, and never echoed in issues', () => {
-    const c = ok('storage:\n  s3:\n    access_key_id: ${env:AK}\n    secret_access_key: ${env:SK}\n', { AK: 'AKIA1', SK: 's3cr3t' });
+    const c = ok('storage:\n  s3:\n    access_key_id: ${env:AK}\n    secret_access_key: ${env:SK}\n', {
+      AK: 'AKIA1',
+      SK: 's3cr3t',
+    });
     assert.equal(c.storage.s3.accessKeyId, 'AKIA1');
     assert.equal(c.storage.s3.secretAccessKey, 's3cr3t');
     const list = issues('storage:\n  s3:\n    secret_access_key: { nested: s3cr3t }\n');
@@ -255,7 +278,10 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
       assert.equal(list.length, 1, bad);
       assert.equal(list[0]?.path, 'tenancy.default_tenant');
     }
-    assert.match(issues(`tenancy: { default_tenant: ${'x'.repeat(129)} }\n`)[0]?.message ?? '', /longer than 128 bytes/);
+    assert.match(
+      issues(`tenancy: { default_tenant: ${'x'.repeat(129)} }\n`)[0]?.message ?? '',
+      /longer than 128 bytes/,
+    );
   });
 
   test('an empty default_tenant means unset (header required)', () => {
@@ -294,7 +320,9 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
   });
 
   test('a type error names the key and the expected type', () => {
-    const list = issues('receiver:\n  enabled: yes\n  wal: { segment_bytes: 12.5 }\ncompaction: { interval_secs: soon }\n');
+    const list = issues(
+      'receiver:\n  enabled: yes\n  wal: { segment_bytes: 12.5 }\ncompaction: { interval_secs: soon }\n',
+    );
     assert.match(issueAt(list, 'receiver.enabled').message, /must be true or false, got "yes"/);
     assert.match(issueAt(list, 'receiver.wal.segment_bytes').message, /must be an integer >= 1, got 12.5/);
     assert.match(issueAt(list, 'compaction.interval_secs').message, /must be an integer >= 1, got "soon"/);
@@ -318,7 +346,8 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.deepEqual(list, [
       {
         path: '',
-        message: 'no role is enabled: set at least one of receiver.enabled, querier.enabled, compaction.enabled to true',
+        message:
+          'no role is enabled: set at least one of receiver.enabled, querier.enabled, compaction.enabled to true',
       },
     ]);
     assert.equal(ok('receiver: { enabled: false }\nquerier: { enabled: false }\n').compaction.enabled, true);

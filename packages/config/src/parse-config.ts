@@ -64,7 +64,9 @@ function translateIssue(issue: z.core.$ZodIssue, tree: unknown): ConfigIssue[] {
       return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: unknownKeyMessage(path, key) }));
     case 'invalid_type':
       if (keyNodeAt(path)?.kind === 'section') {
-        return [{ path: path.join('.'), message: `must be a mapping of keys, got ${describeValue(valueAt(tree, path))}` }];
+        return [
+          { path: path.join('.'), message: `must be a mapping of keys, got ${describeValue(valueAt(tree, path))}` },
+        ];
       }
       return [{ path: path.join('.'), message: 'invalid value' }];
     case 'custom':

@@ -97,7 +97,11 @@ export function coerceBoolean(raw: unknown): Result<boolean, string> {
 export function coerceString(raw: unknown): Result<string, string> {
   if (typeof raw === 'string') return { ok: true, value: raw };
   if (typeof raw === 'number' || typeof raw === 'boolean') return { ok: true, value: String(raw) };
-  const what = Array.isArray(raw) ? 'a list' : typeof raw === 'object' && raw !== null ? 'a mapping' : 'a non-text value';
+  const what = Array.isArray(raw)
+    ? 'a list'
+    : typeof raw === 'object' && raw !== null
+      ? 'a mapping'
+      : 'a non-text value';
   return { ok: false, error: `must be a string, got ${what}` };
 }
 

@@ -47,7 +47,13 @@ export function anyValueToJson(value: AnyValue): string {
       return `{"intValue":"${value.value.toString()}"}`;
     case 'double': {
       const v = value.value;
-      const text = Number.isNaN(v) ? '"NaN"' : v === Infinity ? '"Infinity"' : v === -Infinity ? '"-Infinity"' : JSON.stringify(v);
+      const text = Number.isNaN(v)
+        ? '"NaN"'
+        : v === Infinity
+          ? '"Infinity"'
+          : v === -Infinity
+            ? '"-Infinity"'
+            : JSON.stringify(v);
       return `{"doubleValue":${text}}`;
     }
     case 'bytes':

@@ -8,4 +8,3 @@
  * `Keep-Alive: timeout=65` hint the server sends and close first.
  */
 export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 65_000;
-

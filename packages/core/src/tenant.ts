@@ -17,7 +17,8 @@ export function parseTenant(raw: string): Result<string, TenantError> {
   if (raw.length > MAX_TENANT_BYTES) return { ok: false, error: 'too_long' };
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e || c === 0x3a || c === 0x23 || c === 0x2f) return { ok: false, error: 'invalid_character' };
+    if (c < 0x21 || c > 0x7e || c === 0x3a || c === 0x23 || c === 0x2f)
+      return { ok: false, error: 'invalid_character' };
   }
   return { ok: true, value: raw };
 }

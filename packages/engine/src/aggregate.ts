@@ -133,10 +133,15 @@ export class Aggregator {
       const c = cols[pathColumn(stage.path)] ?? [];
       const p = stage.path;
       if (p.kind === 'attr' && !isPromotedService(p)) value = (i) => attrNumber(attrs.lookup(c, i, p.key));
-      else value = (i) => {
-        const v = c[i];
-        return typeof v === 'string' ? attrNumber({ t: 's', v }) : typeof v === 'number' && Number.isFinite(v) ? v : null;
-      };
+      else
+        value = (i) => {
+          const v = c[i];
+          return typeof v === 'string'
+            ? attrNumber({ t: 's', v })
+            : typeof v === 'number' && Number.isFinite(v)
+              ? v
+              : null;
+        };
     }
     const single = getters.length === 1 ? getters[0] : undefined;
     // Several terms: walk one nested map per term with a reused key array, so a row allocates nothing unless it

@@ -54,7 +54,8 @@ export class AttrReader {
       this.#row.set(column, cached);
     }
     for (const kv of cached.list) {
-      if (typeof kv === 'object' && kv !== null && (kv as { key?: unknown }).key === key) return typed((kv as { value?: unknown }).value);
+      if (typeof kv === 'object' && kv !== null && (kv as { key?: unknown }).key === key)
+        return typed((kv as { value?: unknown }).value);
     }
     return undefined;
   }

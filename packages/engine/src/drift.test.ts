@@ -19,7 +19,15 @@ const D = 24n * H;
 let dir = '';
 let store: ObjectStore;
 
-function ev(tenant: string, type: TemplateAuditEvent['eventType'], id: bigint, oldV: number, newV: number, ts: bigint, tpl: string): TemplateAuditEvent {
+function ev(
+  tenant: string,
+  type: TemplateAuditEvent['eventType'],
+  id: bigint,
+  oldV: number,
+  newV: number,
+  ts: bigint,
+  tpl: string,
+): TemplateAuditEvent {
   return {
     eventType: type,
     tenantId: tenant,
@@ -61,18 +69,35 @@ describe('drift', () => {
     assert.equal(r.outcome.status, 'ok');
     assert.ok(r.text.includes(`"template_id":${BIG_TEMPLATE}`));
     assert.deepEqual(
-      r.json.rows.map((x: Record<string, unknown>) => [Number(x.template_id) > 2 ** 53 ? 'big' : String(x.template_id), x.widening_count, x.min_old_version, x.max_new_version]),
-      [['2', 2, 1, 3], ['1', 1, 2, 3], ['big', 1, 1, 2]],
+      r.json.rows.map((x: Record<string, unknown>) => [
+        Number(x.template_id) > 2 ** 53 ? 'big' : String(x.template_id),
+        x.widening_count,
+        x.min_old_version,
+        x.max_new_version,
+      ]),
+      [
+        ['2', 2, 1, 3],
+        ['1', 1, 2, 3],
+        ['big', 1, 1, 2],
+      ],
     );
     assert.ok(r.text.includes(`"first_seen_unix_nano":${T0 + D + H},"last_seen_unix_nano":${T0 + D + 2n * H}`));
-    assert.deepEqual(Object.keys(r.json.stats).sort(), ['bytes_read', 'row_groups_pruned', 'row_groups_scanned', 'rows_excluded']);
+    assert.deepEqual(Object.keys(r.json.stats).sort(), [
+      'bytes_read',
+      'row_groups_pruned',
+      'row_groups_scanned',
+      'rows_excluded',
+    ]);
   });
   test('relative drift windows resolve against now; an empty result is rows: []', async () => {
     const r = await run(store, 'drift from -1d to now', { nowNs: T0 - 20n * D });
     assert.deepEqual(r.json.rows, []);
   });
   test('a drift result over max_result_bytes is refused', async () => {
-    const r = await run(store, 'drift from 2026-05-01T00:00:00Z to 2026-07-01T00:00:00Z', { nowNs: T0, limits: { maxResultBytes: 100 } });
+    const r = await run(store, 'drift from 2026-05-01T00:00:00Z to 2026-07-01T00:00:00Z', {
+      nowNs: T0,
+      limits: { maxResultBytes: 100 },
+    });
     assert.deepEqual(r.outcome.status === 'error' && r.outcome.error, { kind: 'query_result_limit', limitBytes: 100 });
     assert.equal(r.heldAfter, 0);
   });
@@ -89,10 +114,22 @@ describe('list_templates', () => {
     assert.equal(reservation.held, out.body.byteLength);
     out.budget.release();
     assert.equal(reservation.held, 0);
-    const got = (JSON.parse(text) as { templates: { template_id: number; version: number; rendered_template: string }[] }).templates;
+    const got = (
+      JSON.parse(text) as { templates: { template_id: number; version: number; rendered_template: string }[] }
+    ).templates;
     assert.deepEqual(
       got.map((t) => [t.version, t.rendered_template]),
-      [[1, 'GET /a took 5'], [2, 'GET <*> took 5'], [3, 'GET <*> took <*>'], [1, 'two'], [2, 'two <*>'], [3, 'two <*> <*>'], [4, 'late'], [1, 'big one'], [2, 'big <*>']],
+      [
+        [1, 'GET /a took 5'],
+        [2, 'GET <*> took 5'],
+        [3, 'GET <*> took <*>'],
+        [1, 'two'],
+        [2, 'two <*>'],
+        [3, 'two <*> <*>'],
+        [4, 'late'],
+        [1, 'big one'],
+        [2, 'big <*>'],
+      ],
     );
     assert.ok(text.includes(`{"template_id":${BIG_TEMPLATE},"version":1,"rendered_template":"big one"}`));
     assert.ok(!text.includes('other tenant'));

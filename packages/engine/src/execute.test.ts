@@ -51,8 +51,16 @@ before(async () => {
   const old = makeRows({ tenant: 'acme', count: 50, startNs: T0 - 30n * 24n * H, spanNs: H, seed: 8 });
   await writeDataFiles(store, acme, { filesPerHour: 2, rowGroupRows: 100 });
   await writeDataFiles(store, old, { filesPerHour: 1, rowGroupRows: 100 });
-  for (const [tenant, seed] of [['acme2', 9], ['a/b', 10], ['..', 11], ['acm', 12]] as const) {
-    await writeDataFiles(store, makeRows({ tenant, count: 100 + seed, startNs: T0, spanNs: 4n * H, seed }), { filesPerHour: 1, rowGroupRows: 100 });
+  for (const [tenant, seed] of [
+    ['acme2', 9],
+    ['a/b', 10],
+    ['..', 11],
+    ['acm', 12],
+  ] as const) {
+    await writeDataFiles(store, makeRows({ tenant, count: 100 + seed, startNs: T0, spanNs: 4n * H, seed }), {
+      filesPerHour: 1,
+      rowGroupRows: 100,
+    });
   }
 });
 
@@ -82,17 +90,65 @@ describe('predicates match a naive oracle', () => {
     ['ends_with(body, "id=3")', (r) => bodyText(r.record.body)?.endsWith('id=3') === true],
     ['contains(body, "\\"msg\\"")', (r) => bodyText(r.record.body)?.includes('"msg"') === true],
     ['contains(body, "Ünïcödé miss")', (r) => bodyText(r.record.body)?.includes('Ünïcödé miss') === true],
-    ['matches(body, "^retry .*ok")', (r) => /^retry .*ok/.test(bodyText(r.record.body) ?? '\u0000') && r.record.body !== null],
-    ['body =~ "db (cache|miss)"', (r) => r.record.body !== null && /db (cache|miss)/.test(bodyText(r.record.body) ?? '')],
+    [
+      'matches(body, "^retry .*ok")',
+      (r) => /^retry .*ok/.test(bodyText(r.record.body) ?? '\u0000') && r.record.body !== null,
+    ],
+    [
+      'body =~ "db (cache|miss)"',
+      (r) => r.record.body !== null && /db (cache|miss)/.test(bodyText(r.record.body) ?? ''),
+    ],
     ['body !~ "timeout"', (r) => r.record.body !== null && !/timeout/.test(bodyText(r.record.body) ?? '')],
     ['body == "ok ok ok id=1"', (r) => bodyText(r.record.body) === 'ok ok ok id=1'],
-    ['attr["http.route"] == "/cart"', (r) => { const v = attr(r, 'http.route'); return v?.kind === 'string' && v.value === '/cart'; }],
-    ['attr["http.route"] != "/cart"', (r) => { const v = attr(r, 'http.route'); return v?.kind === 'string' && v.value !== '/cart'; }],
-    ['attr.http.status_code == 503', (r) => { const v = attr(r, 'http.status_code'); return v?.kind === 'int' && v.value === 503n; }],
-    ['attr.http.status_code >= 300', (r) => { const v = attr(r, 'http.status_code'); return v?.kind === 'int' && v.value >= 300n; }],
-    ['attr.cost > 5.5', (r) => { const v = attr(r, 'cost'); return v?.kind === 'double' && v.value > 5.5; }],
-    ['attr.cached == true', (r) => { const v = attr(r, 'cached'); return v?.kind === 'bool' && v.value; }],
-    ['contains(attr.http.method, "OS")', (r) => { const v = attr(r, 'http.method'); return v?.kind === 'string' && v.value.includes('OS'); }],
+    [
+      'attr["http.route"] == "/cart"',
+      (r) => {
+        const v = attr(r, 'http.route');
+        return v?.kind === 'string' && v.value === '/cart';
+      },
+    ],
+    [
+      'attr["http.route"] != "/cart"',
+      (r) => {
+        const v = attr(r, 'http.route');
+        return v?.kind === 'string' && v.value !== '/cart';
+      },
+    ],
+    [
+      'attr.http.status_code == 503',
+      (r) => {
+        const v = attr(r, 'http.status_code');
+        return v?.kind === 'int' && v.value === 503n;
+      },
+    ],
+    [
+      'attr.http.status_code >= 300',
+      (r) => {
+        const v = attr(r, 'http.status_code');
+        return v?.kind === 'int' && v.value >= 300n;
+      },
+    ],
+    [
+      'attr.cost > 5.5',
+      (r) => {
+        const v = attr(r, 'cost');
+        return v?.kind === 'double' && v.value > 5.5;
+      },
+    ],
+    [
+      'attr.cached == true',
+      (r) => {
+        const v = attr(r, 'cached');
+        return v?.kind === 'bool' && v.value;
+      },
+    ],
+    [
+      'contains(attr.http.method, "OS")',
+      (r) => {
+        const v = attr(r, 'http.method');
+        return v?.kind === 'string' && v.value.includes('OS');
+      },
+    ],
     ['attr.missing == "x"', () => false],
     ['resource.k8s.namespace.name == "dev"', (r) => service(r) === 'billing'],
     ['not (resource.k8s.namespace.name == "dev")', (r) => service(r) !== 'billing'],
@@ -109,10 +165,20 @@ describe('predicates match a naive oracle', () => {
     ['confidence == 0.3', (r) => Math.fround(r.mined.confidence) === Math.fround(0.3)],
     ['lossy == true', (r) => r.mined.lossy],
     ['lossy == true or confidence < 0.2', (r) => r.mined.lossy || Math.fround(r.mined.confidence) < Math.fround(0.2)],
-    [`ts >= ${T0 + H + 12345n} and ts < ${T0 + 2n * H}`, (r) => r.record.timeUnixNano >= T0 + H + 12345n && r.record.timeUnixNano < T0 + 2n * H],
+    [
+      `ts >= ${T0 + H + 12345n} and ts < ${T0 + 2n * H}`,
+      (r) => r.record.timeUnixNano >= T0 + H + 12345n && r.record.timeUnixNano < T0 + 2n * H,
+    ],
     [`ts >= ${iso(T0 + 3n * H)}`, (r) => r.record.timeUnixNano >= T0 + 3n * H],
-    [`observed_ts > ${T0 + 2n * H}`, (r) => r.record.observedTimeUnixNano !== 0n && r.record.observedTimeUnixNano > T0 + 2n * H],
-    ['severity >= warn and (service == "api" or not lossy == true)', (r) => (r.record.severityNumber >= 13 || r.record.severityNumber === 0) && (service(r) === 'api' || !r.mined.lossy)],
+    [
+      `observed_ts > ${T0 + 2n * H}`,
+      (r) => r.record.observedTimeUnixNano !== 0n && r.record.observedTimeUnixNano > T0 + 2n * H,
+    ],
+    [
+      'severity >= warn and (service == "api" or not lossy == true)',
+      (r) =>
+        (r.record.severityNumber >= 13 || r.record.severityNumber === 0) && (service(r) === 'api' || !r.mined.lossy),
+    ],
     ['false', () => false],
   ];
   for (const [dsl, f] of cases) {
@@ -126,7 +192,10 @@ describe('predicates match a naive oracle', () => {
     const row = acme.find((r) => r.record.traceId.length === 16 && effective(r) >= T0);
     assert.ok(row);
     const tr = toHex(row.record.traceId);
-    assert.equal(await count(`trace_id == "${tr.toUpperCase()}" | ${R}`), oracle((r) => toHex(r.record.traceId) === tr).length);
+    assert.equal(
+      await count(`trace_id == "${tr.toUpperCase()}" | ${R}`),
+      oracle((r) => toHex(r.record.traceId) === tr).length,
+    );
     const sp = toHex(row.record.spanId);
     assert.equal(await count(`span_id == "${sp}" | ${R}`), oracle((r) => toHex(r.record.spanId) === sp).length);
   });
@@ -143,15 +212,27 @@ describe('windows', () => {
     assert.equal(r.json.rows, oracle(() => true, NOW - 2n * H, NOW).length);
   });
   test('reversed range bounds are swapped and relative times resolve against now', async () => {
-    assert.equal(await count(`true | range(${iso(T0 + 2n * H)}, ${iso(T0)}) | count`), oracle(() => true, T0, T0 + 2n * H).length);
-    assert.equal(await count('true | range(-90m, now) | count'), oracle(() => true, NOW - 90n * 60_000_000_000n, NOW).length);
-    assert.equal(await count(`true | range(-4h, now) | range(${iso(T0)}, ${iso(T0 + H)}) | count`), oracle(() => true, T0, T0 + H).length);
+    assert.equal(
+      await count(`true | range(${iso(T0 + 2n * H)}, ${iso(T0)}) | count`),
+      oracle(() => true, T0, T0 + 2n * H).length,
+    );
+    assert.equal(
+      await count('true | range(-90m, now) | count'),
+      oracle(() => true, NOW - 90n * 60_000_000_000n, NOW).length,
+    );
+    assert.equal(
+      await count(`true | range(-4h, now) | range(${iso(T0)}, ${iso(T0 + H)}) | count`),
+      oracle(() => true, T0, T0 + H).length,
+    );
   });
   test('old partitions outside the window are never listed', async () => {
     const { store: s, counters } = countingStore(store);
     const r = await run(s, `true | ${R} | count`, { nowNs: NOW });
     assert.equal(r.outcome.status, 'ok');
-    assert.ok(counters.listedKeys.some((k) => k.includes('month=06/')), 'the window\'s partitions are listed');
+    assert.ok(
+      counters.listedKeys.some((k) => k.includes('month=06/')),
+      "the window's partitions are listed",
+    );
     assert.ok(!counters.listedKeys.some((k) => k.includes('month=05')), counters.listedKeys.join(' '));
   });
 });
@@ -190,7 +271,12 @@ describe('records', () => {
       assert.ok(Array.isArray(rec.scope_attributes) && Array.isArray(rec.resource_attributes));
       const b = src.record.body;
       if (b === null) assert.ok(!('body' in rec));
-      else if (b.kind === 'string') assert.deepEqual(rec.body, { kind: 'rendered', line: b.value, reconstruction: src.mined.lossy ? 'retained_verbatim' : 'faithful' });
+      else if (b.kind === 'string')
+        assert.deepEqual(rec.body, {
+          kind: 'rendered',
+          line: b.value,
+          reconstruction: src.mined.lossy ? 'retained_verbatim' : 'faithful',
+        });
       else assert.deepEqual(rec.body, { kind: 'structured', value: JSON.parse(anyValueToJson(b)) });
     }
     // file order: within a partition files come in key order; times increase across hours
@@ -204,7 +290,10 @@ describe('records', () => {
       .sort((a, b) => (a < b ? 1 : -1))
       .slice(0, 7)
       .map(String);
-    assert.deepEqual(r.text.match(/"time_unix_nano":(\d+)/g)?.map((s) => s.split(':')[1]), expected);
+    assert.deepEqual(
+      r.text.match(/"time_unix_nano":(\d+)/g)?.map((s) => s.split(':')[1]),
+      expected,
+    );
   });
   test('sort template_id asc keeps ties stable and puts the u64 id last', async () => {
     const r = await run(store, `true | ${R} | sort template_id | limit 3000`, { nowNs: NOW });
@@ -216,7 +305,12 @@ describe('records', () => {
   test('project keeps only the listed fields', async () => {
     const r = await run(store, `true | ${R} | project ts, severity, template_id | limit 3`, { nowNs: NOW });
     for (const rec of r.json.records as object[]) {
-      assert.deepEqual(Object.keys(rec).sort(), ['severity_number', 'severity_text', 'template_id', 'template_version', 'time_unix_nano'].filter((k) => k in rec).sort());
+      assert.deepEqual(
+        Object.keys(rec).sort(),
+        ['severity_number', 'severity_text', 'template_id', 'template_version', 'time_unix_nano']
+          .filter((k) => k in rec)
+          .sort(),
+      );
       assert.ok(!('body' in rec) && !('attributes' in rec));
     }
   });
@@ -237,14 +331,21 @@ describe('aggregations', () => {
     const r = await run(store, `true | ${R} | count by service`, { nowNs: NOW });
     const m = new Map<string, number>();
     for (const x of oracle(() => true)) m.set(service(x) ?? '', (m.get(service(x) ?? '') ?? 0) + 1);
-    assert.deepEqual(r.json.aggregate, [...m].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => ({ key: [k], count: c })));
+    assert.deepEqual(
+      r.json.aggregate,
+      [...m].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => ({ key: [k], count: c })),
+    );
     assert.deepEqual(r.json.records, []);
   });
   test('count by param(0) with a pinned template; short slots are rows_excluded', async () => {
     const r = await run(store, `template_id == 1 | ${R} | count by param(0)`, { nowNs: NOW });
     const m = new Map<string, number>();
-    for (const x of oracle((y) => y.mined.templateId === 1n)) m.set(x.mined.params[0]?.value ?? '', (m.get(x.mined.params[0]?.value ?? '') ?? 0) + 1);
-    assert.deepEqual(r.json.aggregate, [...m].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => ({ key: [k], count: c })));
+    for (const x of oracle((y) => y.mined.templateId === 1n))
+      m.set(x.mined.params[0]?.value ?? '', (m.get(x.mined.params[0]?.value ?? '') ?? 0) + 1);
+    assert.deepEqual(
+      r.json.aggregate,
+      [...m].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, c]) => ({ key: [k], count: c })),
+    );
     const e = await run(store, `template_id == 3 | ${R} | count by param(0)`, { nowNs: NOW });
     assert.equal(e.json.stats.rows_excluded, oracle((y) => y.mined.templateId === 3n).length);
     assert.deepEqual(e.json.aggregate, []);
@@ -273,10 +374,17 @@ describe('aggregations', () => {
         m.set(service(x) ?? '', list);
       }
       const agg = (xs: number[]): number =>
-        fn === 'sum' ? xs.reduce((a, b) => a + b, 0) : fn === 'min' ? Math.min(...xs) : fn === 'max' ? Math.max(...xs) : xs.reduce((a, b) => a + b, 0) / xs.length;
+        fn === 'sum'
+          ? xs.reduce((a, b) => a + b, 0)
+          : fn === 'min'
+            ? Math.min(...xs)
+            : fn === 'max'
+              ? Math.max(...xs)
+              : xs.reduce((a, b) => a + b, 0) / xs.length;
       const got = r.json.aggregate as { key: string[]; count: number; value: number }[];
       assert.equal(got.length, m.size);
-      for (const g of got) assert.ok(Math.abs(g.value - agg(m.get(g.key[0] ?? '') ?? [])) < 1e-6, `${g.key} ${g.value}`);
+      for (const g of got)
+        assert.ok(Math.abs(g.value - agg(m.get(g.key[0] ?? '') ?? [])) < 1e-6, `${g.key} ${g.value}`);
     });
   }
   test('a value aggregate over a non-numeric attribute is null, and a bare count has an empty key', async () => {
@@ -288,17 +396,34 @@ describe('aggregations', () => {
   test('sort count desc orders groups by count', async () => {
     const r = await run(store, `true | ${R} | count by template_id | sort count desc`, { nowNs: NOW });
     const counts = (r.json.aggregate as { count: number }[]).map((g) => g.count);
-    assert.deepEqual(counts, [...counts].sort((a, b) => b - a));
+    assert.deepEqual(
+      counts,
+      [...counts].sort((a, b) => b - a),
+    );
     assert.equal(counts.length, 8);
   });
   test('sort value desc orders groups by the aggregate value', async () => {
     const r = await run(store, `true | ${R} | max(attr.cost) by service | sort value desc`, { nowNs: NOW });
     const values = (r.json.aggregate as { value: number }[]).map((g) => g.value);
     assert.equal(values.length, 3);
-    assert.deepEqual(values, [...values].sort((a, b) => b - a));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => b - a),
+    );
   });
   test('aggregation with limit is invalid_query', async () => {
-    const r = await run(store, { kind: 'logs', predicate: { kind: 'bool', value: true }, stages: [{ kind: 'count', by: [] }, { kind: 'limit', n: 5n }] }, { nowNs: NOW });
+    const r = await run(
+      store,
+      {
+        kind: 'logs',
+        predicate: { kind: 'bool', value: true },
+        stages: [
+          { kind: 'count', by: [] },
+          { kind: 'limit', n: 5n },
+        ],
+      },
+      { nowNs: NOW },
+    );
     assert.equal(r.outcome.status === 'error' && r.outcome.error.kind, 'invalid_query');
   });
 });
@@ -351,7 +476,10 @@ describe('tenant isolation', () => {
       const { encodeLogsParquet, dataFileKey, uuidv7 } = await import('@sluice/storage');
       await s.put(dataFileKey('victim', T0, uuidv7()), await encodeLogsParquet(rows));
       const r = await run(s, `true | ${R} | count`, { nowNs: NOW, tenant: 'victim' });
-      assert.deepEqual(r.outcome.status === 'error' && r.outcome.error, { kind: 'internal', message: 'failed to read storage' });
+      assert.deepEqual(r.outcome.status === 'error' && r.outcome.error, {
+        kind: 'internal',
+        message: 'failed to read storage',
+      });
     } finally {
       await rm(d, { recursive: true, force: true });
     }

@@ -74,7 +74,13 @@ export type { QueryStats } from './render-json.js';
  * the caller calls `budget.release()` once it has been sent. On `error`, nothing stays reserved.
  */
 export type ExecuteOutcome =
-  | { readonly status: 'ok'; readonly body: Buffer; readonly budget: ResultBudget; readonly rows: number; readonly stats: QueryStats }
+  | {
+      readonly status: 'ok';
+      readonly body: Buffer;
+      readonly budget: ResultBudget;
+      readonly rows: number;
+      readonly stats: QueryStats;
+    }
   | { readonly status: 'error'; readonly error: QueryFailure };
 
 /** Runs one query. Never throws: every failure is a typed outcome, with the reservation given back. */
@@ -109,7 +115,10 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
   }
   const stats = emptyStats();
   const aggregator = agg === undefined ? undefined : new Aggregator(agg, tracker);
-  const sortField = !agg && sortStage && (FIELD_NAMES as readonly string[]).includes(sortStage.key) ? (sortStage.key as FieldName) : undefined;
+  const sortField =
+    !agg && sortStage && (FIELD_NAMES as readonly string[]).includes(sortStage.key)
+      ? (sortStage.key as FieldName)
+      : undefined;
   const collector = agg
     ? undefined
     : new RecordCollector({
@@ -150,8 +159,15 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
         if (!hasEffective) want.add(LOG_COLUMNS.timeUnixNano);
         // A row group whose time statistics lie wholly inside the window needs no per-row window test, and its
         // time column is read only if something else needs it.
-        const covered = coveredByWindow(g.columns.find((c) => c.name === timeColumn), window);
-        if (covered && !predicate.columns.has(timeColumn) && (sortField === undefined || FIELD_COLUMN[sortField] !== timeColumn)) {
+        const covered = coveredByWindow(
+          g.columns.find((c) => c.name === timeColumn),
+          window,
+        );
+        if (
+          covered &&
+          !predicate.columns.has(timeColumn) &&
+          (sortField === undefined || FIELD_COLUMN[sortField] !== timeColumn)
+        ) {
           want.delete(timeColumn);
         }
         const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
@@ -186,18 +202,29 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
           if (m === 0) continue;
           if (aggregator && aggCols) {
             // Group-key and value columns are part of the count scan, so they stay in bytes_read.
-            second = await readReserved(file, g.index, [...aggCols].filter((c) => !want.has(c)), tracker);
+            second = await readReserved(
+              file,
+              g.index,
+              [...aggCols].filter((c) => !want.has(c)),
+              tracker,
+            );
             const all: Columns = { ...cols, ...second.cols };
             const add = aggregator.bind(all, new AttrReader());
             for (let k = 0; k < m; k++) add(matched[k] as number);
           } else if (collector) {
             let needed = false;
             if (collector.sorted) {
-              for (let k = 0; k < m && !needed; k++) needed = collector.accepts(sortValue(cols, matched[k] as number, sortField as FieldName));
+              for (let k = 0; k < m && !needed; k++)
+                needed = collector.accepts(sortValue(cols, matched[k] as number, sortField as FieldName));
             } else needed = collector.wantsMore;
             if (!needed) continue;
             const before = file.bytesRead;
-            second = await readReserved(file, g.index, RECORD_COLUMNS.filter((c) => !want.has(c)), tracker);
+            second = await readReserved(
+              file,
+              g.index,
+              RECORD_COLUMNS.filter((c) => !want.has(c)),
+              tracker,
+            );
             materialBytes += file.bytesRead - before;
             const all: Columns = { ...cols, ...second.cols };
             for (let k = 0; k < m; k++) {
@@ -270,7 +297,10 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
 }
 
 /** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */
-function coveredByWindow(column: { min?: unknown; max?: unknown; nullCount?: number | bigint } | undefined, window: TimeWindow): boolean {
+function coveredByWindow(
+  column: { min?: unknown; max?: unknown; nullCount?: number | bigint } | undefined,
+  window: TimeWindow,
+): boolean {
   if (column === undefined || typeof column.min !== 'bigint' || typeof column.max !== 'bigint') return false;
   if (column.nullCount === undefined || Number(column.nullCount) !== 0) return false;
   const min = BigInt.asUintN(64, column.min);

@@ -23,7 +23,10 @@ let keys: string[] = [];
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'engine-gov-'));
   store = createLocalObjectStore({ root: dir });
-  keys = await writeDataFiles(store, makeRows({ tenant: 'acme', count: 4000, startNs: T0, spanNs: 4n * H, seed: 5 }), { filesPerHour: 2, rowGroupRows: 500 });
+  keys = await writeDataFiles(store, makeRows({ tenant: 'acme', count: 4000, startNs: T0, spanNs: 4n * H, seed: 5 }), {
+    filesPerHour: 2,
+    rowGroupRows: 500,
+  });
 });
 
 after(async () => {
@@ -86,7 +89,10 @@ describe('manifest committed between listing and manifest read', () => {
       const written = await writeDataFiles(s0, rows, { filesPerHour: 2, rowGroupRows: 100 });
       const prefix = dataPartitionPrefix('acme', Number(T0 / 1_000_000n));
       const hidden = written[1] ?? '';
-      await s0.put(`${prefix}manifest.json`, encodePartitionManifest({ generation: 4, files: [hidden.slice(prefix.length)] }));
+      await s0.put(
+        `${prefix}manifest.json`,
+        encodePartitionManifest({ generation: 4, files: [hidden.slice(prefix.length)] }),
+      );
       // The listing ran before the compaction output existed: it does not see `hidden`.
       const lagging: ObjectStore = {
         put: (k, b, o) => s0.put(k, b, o),
@@ -176,9 +182,15 @@ describe('result ceiling, cancellation, storage failures', () => {
     const r = await run(store, `true | ${R} | limit 5000`, { nowNs: NOW, limits: { maxResultBytes: 20_000 } });
     assert.deepEqual(errorOf(r), { kind: 'query_result_limit', limitBytes: 20_000 });
     assert.equal(r.heldAfter, 0);
-    const sorted = await run(store, `true | ${R} | sort ts desc | limit 5000`, { nowNs: NOW, limits: { maxResultBytes: 20_000 } });
+    const sorted = await run(store, `true | ${R} | sort ts desc | limit 5000`, {
+      nowNs: NOW,
+      limits: { maxResultBytes: 20_000 },
+    });
     assert.deepEqual(errorOf(sorted), { kind: 'query_result_limit', limitBytes: 20_000 });
-    const agg = await run(store, `true | ${R} | count by bucket(1s)`, { nowNs: NOW, limits: { maxResultBytes: 2_000 } });
+    const agg = await run(store, `true | ${R} | count by bucket(1s)`, {
+      nowNs: NOW,
+      limits: { maxResultBytes: 2_000 },
+    });
     assert.deepEqual(errorOf(agg), { kind: 'query_result_limit', limitBytes: 2_000 });
     assert.equal(agg.heldAfter, 0);
   });

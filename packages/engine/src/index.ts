@@ -4,7 +4,14 @@
  * records, aggregations, drift and the template registry, all reserved on the shared memory pool before anything
  * is held, and rendered through the result budget.
  */
-export type { ExecuteHooks, ExecuteLimits, ExecuteOptions, ExecuteOutcome, QueryFailure, QueryStats } from './execute.js';
+export type {
+  ExecuteHooks,
+  ExecuteLimits,
+  ExecuteOptions,
+  ExecuteOutcome,
+  QueryFailure,
+  QueryStats,
+} from './execute.js';
 export { executeQuery } from './execute.js';
 export type { HeapReclaimer } from './tracker.js';
 export type { ListTemplatesOptions } from './templates.js';

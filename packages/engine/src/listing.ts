@@ -32,7 +32,8 @@ class ListCounter {
   constructor(private readonly cap: number) {}
   add(): void {
     this.count++;
-    if (this.count > this.cap) throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_listed_objects', limit: this.cap });
+    if (this.count > this.cap)
+      throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_listed_objects', limit: this.cap });
   }
 }
 
@@ -82,7 +83,11 @@ export async function walkPartitions(
     objects = [];
   };
   // `startAfter` is the first partition's own prefix: every key inside it sorts after it, every earlier key before.
-  for await (const e of store.list({ prefix: root, startAfter: startAfter.slice(0, -1), ...(signal ? { signal } : {}) })) {
+  for await (const e of store.list({
+    prefix: root,
+    startAfter: startAfter.slice(0, -1),
+    ...(signal ? { signal } : {}),
+  })) {
     checkAborted(signal);
     counter.add();
     if (e.kind !== 'object') continue;
@@ -130,7 +135,8 @@ export async function listLiveFiles(
   for (const { prefix, objects } of partitions) {
     const manifest = objects.find((o) => o.key === `${prefix}manifest.json`);
     if (manifest !== undefined) {
-      if (manifest.size > MAX_MANIFEST_BYTES) throw new QueryAbort({ kind: 'query_file_limit', cap: 'manifest_bytes', limit: MAX_MANIFEST_BYTES });
+      if (manifest.size > MAX_MANIFEST_BYTES)
+        throw new QueryAbort({ kind: 'query_file_limit', cap: 'manifest_bytes', limit: MAX_MANIFEST_BYTES });
       checkAborted(signal);
       const bytes = await store.get(manifest.key);
       if (bytes === null) continue; // removed since the listing: the partition was compacted away
@@ -158,7 +164,8 @@ export async function listLiveFiles(
       }
     }
   }
-  for (const f of files) if (!f.key.startsWith(root)) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+  for (const f of files)
+    if (!f.key.startsWith(root)) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
   return { files, listed: counter.count };
 }
 

@@ -106,14 +106,24 @@ function fieldLiteral(p: Path, lit: Literal): Scalar | undefined {
     case 'ts':
     case 'observed_ts':
     case 'template_id':
-      return lit.kind === 'int' ? lit.value : lit.kind === 'timestamp' ? lit.ns : lit.kind === 'duration' ? lit.ns : undefined;
+      return lit.kind === 'int'
+        ? lit.value
+        : lit.kind === 'timestamp'
+          ? lit.ns
+          : lit.kind === 'duration'
+            ? lit.ns
+            : undefined;
     case 'trace_id':
     case 'span_id':
       return lit.kind === 'string' ? lit.value.toLowerCase() : undefined;
     case 'flags':
       return lit.kind === 'int' ? Number(lit.value) : undefined;
     case 'confidence':
-      return lit.kind === 'int' ? Math.fround(Number(lit.value)) : lit.kind === 'float' ? Math.fround(lit.value) : undefined;
+      return lit.kind === 'int'
+        ? Math.fround(Number(lit.value))
+        : lit.kind === 'float'
+          ? Math.fround(lit.value)
+          : undefined;
     case 'lossy':
       return lit.kind === 'bool' ? lit.value : undefined;
     default:
@@ -242,7 +252,15 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
     }
     case 'resolves_to':
       // No alias registry yet: the alias class of n is {n}.
-      return compileNode({ kind: 'compare', path: { kind: 'field', name: 'template_id' }, op: '==', value: { kind: 'int', value: p.templateId } }, columns);
+      return compileNode(
+        {
+          kind: 'compare',
+          path: { kind: 'field', name: 'template_id' },
+          op: '==',
+          value: { kind: 'int', value: p.templateId },
+        },
+        columns,
+      );
     case 'str_call': {
       columns.add(pathColumn(p.path));
       const get = fieldGetter(p.path);

@@ -37,7 +37,13 @@ export function createPruner(predicate: Predicate, window: TimeWindow): RowGroup
   for (const c of topLevelConjuncts(predicate)) {
     if (c.kind === 'severity') severityTests.push(severityTest(c));
     else if (c.kind === 'resolves_to') templateIds.push(c.templateId);
-    else if (c.kind === 'compare' && c.op === '==' && c.path.kind === 'field' && c.path.name === 'template_id' && c.value.kind === 'int') {
+    else if (
+      c.kind === 'compare' &&
+      c.op === '==' &&
+      c.path.kind === 'field' &&
+      c.path.name === 'template_id' &&
+      c.value.kind === 'int'
+    ) {
       templateIds.push(c.value.value);
     }
   }

@@ -221,7 +221,8 @@ export class RecordCollector {
     const held: Held = { text, reserved, key, seq: this.#seq++ };
     if (this.#o.sort === undefined) {
       this.#utf8 += Buffer.byteLength(text, 'utf8') + 1;
-      if (this.#utf8 > this.#o.maxResultBytes) throw new QueryAbort({ kind: 'query_result_limit', limitBytes: this.#o.maxResultBytes });
+      if (this.#utf8 > this.#o.maxResultBytes)
+        throw new QueryAbort({ kind: 'query_result_limit', limitBytes: this.#o.maxResultBytes });
       this.#rows.push(held);
       return;
     }

@@ -31,13 +31,38 @@ let dataKeys: string[] = [];
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'engine-rfc0058-'));
   store = createLocalObjectStore({ root: dir });
-  dataKeys = await writeDataFiles(store, makeRows({ tenant: 'acme', count: ROWS, startNs: T0, spanNs: 4n * H, seed: 58 }), { filesPerHour: 2, rowGroupRows: 500 });
+  dataKeys = await writeDataFiles(
+    store,
+    makeRows({ tenant: 'acme', count: ROWS, startNs: T0, spanNs: 4n * H, seed: 58 }),
+    { filesPerHour: 2, rowGroupRows: 500 },
+  );
   const events: TemplateAuditEvent[] = [];
   for (let i = 0; i < 40; i++) {
     const id = BigInt(100 + i);
-    const base = { tenantId: 'acme', templateId: id, oldTemplate: '', triggeringLineSample: 'x', positionsWidened: [] as number[] };
-    events.push({ ...base, eventType: 'template_created', oldVersion: 0, newVersion: 1, newTemplate: `template ${i} ${'w'.repeat(40)}`, timestampUnixNano: T0 + BigInt(i) });
-    events.push({ ...base, eventType: 'template_widened', oldVersion: 1, newVersion: 2, newTemplate: `template ${i} <*>`, positionsWidened: [2], timestampUnixNano: T0 + H + BigInt(i) });
+    const base = {
+      tenantId: 'acme',
+      templateId: id,
+      oldTemplate: '',
+      triggeringLineSample: 'x',
+      positionsWidened: [] as number[],
+    };
+    events.push({
+      ...base,
+      eventType: 'template_created',
+      oldVersion: 0,
+      newVersion: 1,
+      newTemplate: `template ${i} ${'w'.repeat(40)}`,
+      timestampUnixNano: T0 + BigInt(i),
+    });
+    events.push({
+      ...base,
+      eventType: 'template_widened',
+      oldVersion: 1,
+      newVersion: 2,
+      newTemplate: `template ${i} <*>`,
+      positionsWidened: [2],
+      timestampUnixNano: T0 + H + BigInt(i),
+    });
   }
   await writeAuditFiles(store, events);
 });
@@ -145,7 +170,11 @@ describe('RFC0058.2: the pool is shared, and contention is told apart from size'
     pauseA.open();
     const a = await aDone;
     assert.equal(a.outcome.status, 'ok', 'A finishes once resumed');
-    assert.equal(a.heldAfter, a.outcome.status === 'ok' ? a.outcome.body.byteLength : -1, 'A holds only its body at the end');
+    assert.equal(
+      a.heldAfter,
+      a.outcome.status === 'ok' ? a.outcome.body.byteLength : -1,
+      'A holds only its body at the end',
+    );
     assert.equal(a.reservation.held, 0, "A's per-query count reads 0 after release");
     assert.equal(pool.reserved(), 0, 'the shared pool reads 0 after A');
 
@@ -172,7 +201,10 @@ describe('RFC0058.6: the listing and file caps reject over-wide queries early (l
 
   test('RFC0058.6: max_listed_objects above the key count but max_files below the live files → query_file_limit before any footer read', async () => {
     const { store: s, counters } = countingStore(store);
-    const r = await run(s, `true | ${R} | count`, { nowNs: NOW, limits: { maxListedObjects: 1000, maxFiles: dataKeys.length - 1 } });
+    const r = await run(s, `true | ${R} | count`, {
+      nowNs: NOW,
+      limits: { maxListedObjects: 1000, maxFiles: dataKeys.length - 1 },
+    });
     assert.deepEqual(errorOf(r.outcome), { kind: 'query_file_limit', cap: 'max_files', limit: dataKeys.length - 1 });
     assert.ok(counters.listedEntries <= 1000 && counters.listedEntries >= dataKeys.length);
     assert.equal(counters.getRange, 0, 'rejected before any footer is read');
@@ -184,7 +216,10 @@ describe('RFC0058.6: the listing and file caps reject over-wide queries early (l
     const d = await mkdtemp(join(tmpdir(), 'engine-rfc0058-manifest-'));
     try {
       const s0 = createLocalObjectStore({ root: d });
-      await writeDataFiles(s0, makeRows({ tenant: 'acme', count: 200, startNs: T0, spanNs: H, seed: 3 }), { filesPerHour: 1, rowGroupRows: 100 });
+      await writeDataFiles(s0, makeRows({ tenant: 'acme', count: 200, startNs: T0, spanNs: H, seed: 3 }), {
+        filesPerHour: 1,
+        rowGroupRows: 100,
+      });
       const prefix = dataPartitionPrefix('acme', Number(T0 / 1_000_000n));
       await s0.put(`${prefix}manifest.json`, new Uint8Array(1024 * 1024 + 1).fill(0x20));
       const { store: s, counters } = countingStore(s0);
@@ -260,14 +295,21 @@ describe('RFC0058.7: the result ceiling', () => {
       assert.equal(e.kind, 'query_memory_limit', `N=${n}`);
       assert.equal(r.calls, n, `N=${n}: no reservation is attempted after the refusal`);
       assert.ok(r.outstandingAtRefusal <= n - 1, `N=${n}: at most N − 1 grants held at the refusal`);
-      assert.equal(r.heldAtRefusal, r.grantedBytesOutstanding, `N=${n}: everything held was granted through the reservation`);
+      assert.equal(
+        r.heldAtRefusal,
+        r.grantedBytesOutstanding,
+        `N=${n}: everything held was granted through the reservation`,
+      );
       assert.equal(r.heldAfter, 0, `N=${n}: nothing stays held`);
     }
     assert.equal(pool.reserved(), 0);
   });
 
   test('RFC0058.7: count-by groups, a drift result and a list_templates registry over max_result_bytes are each query_result_limit', async () => {
-    const groups = await run(store, `true | ${R} | count by bucket(1s)`, { nowNs: NOW, limits: { maxResultBytes: 2_000 } });
+    const groups = await run(store, `true | ${R} | count by bucket(1s)`, {
+      nowNs: NOW,
+      limits: { maxResultBytes: 2_000 },
+    });
     assert.deepEqual(errorOf(groups.outcome), { kind: 'query_result_limit', limitBytes: 2_000 });
     assert.equal(groups.heldAfter, 0);
     const groupsOk = await run(store, `true | ${R} | count by bucket(1s)`, { nowNs: NOW });
@@ -289,7 +331,12 @@ describe('RFC0058.7: the result ceiling', () => {
     if (ok.status === 'ok') ok.budget.release();
     r1.releaseAll();
     const r2 = pool.createQuery('lt-over');
-    const over = await listTemplates({ store, tenant: 'acme', reservation: r2, limits: { ...LIMITS, maxResultBytes: registryBytes - 1 } });
+    const over = await listTemplates({
+      store,
+      tenant: 'acme',
+      reservation: r2,
+      limits: { ...LIMITS, maxResultBytes: registryBytes - 1 },
+    });
     assert.deepEqual(errorOf(over), { kind: 'query_result_limit', limitBytes: registryBytes - 1 });
     assert.equal(r2.held, 0);
     r2.releaseAll();
@@ -337,7 +384,14 @@ async function runWrapped(pool: MemoryPool, text: string, refuseAt: number): Pro
         outstandingAtRefusal = outstanding;
         heldAtRefusal = inner.held;
         grantedAtRefusal = grantedBytes;
-        const refused: GrowRefused = { status: 'refused', kind: 'query_memory_limit', needed: inner.held + bytes, held: inner.held, requested: bytes, poolSize: inner.held };
+        const refused: GrowRefused = {
+          status: 'refused',
+          kind: 'query_memory_limit',
+          needed: inner.held + bytes,
+          held: inner.held,
+          requested: bytes,
+          poolSize: inner.held,
+        };
         return refused;
       }
       const o = inner.tryGrow(bytes);
@@ -368,7 +422,15 @@ async function runWrapped(pool: MemoryPool, text: string, refuseAt: number): Pro
       return inner.releaseAll();
     },
   };
-  const outcome = await executeQuery({ store, tenant: 'acme', query: q(text), nowNs: NOW, defaultWindowSecs: 3600, limits: LIMITS, reservation: wrapped });
+  const outcome = await executeQuery({
+    store,
+    tenant: 'acme',
+    query: q(text),
+    nowNs: NOW,
+    defaultWindowSecs: 3600,
+    limits: LIMITS,
+    reservation: wrapped,
+  });
   const heldAfter = inner.held;
   if (outcome.status === 'ok') outcome.budget.release();
   inner.releaseAll();

@@ -23,7 +23,12 @@ export interface OpenedFile {
 }
 
 /** Opens a data or audit file's footer under a reservation. */
-export async function openReserved(store: ObjectStore, key: string, size: number, tracker: MemoryTracker): Promise<OpenedFile> {
+export async function openReserved(
+  store: ObjectStore,
+  key: string,
+  size: number,
+  tracker: MemoryTracker,
+): Promise<OpenedFile> {
   let reserved = tracker.grow(FOOTER_FETCH_RESERVE);
   let handle: ParquetFileHandle;
   try {
@@ -44,7 +49,12 @@ export interface ReservedColumns {
 }
 
 /** Reserves then decodes `columns` (only those present in the file; absent optional columns read as NULL). */
-export async function readReserved(file: ParquetFileHandle, index: number, columns: Iterable<string>, tracker: MemoryTracker): Promise<ReservedColumns> {
+export async function readReserved(
+  file: ParquetFileHandle,
+  index: number,
+  columns: Iterable<string>,
+  tracker: MemoryTracker,
+): Promise<ReservedColumns> {
   const present = new Set(file.columnNames);
   const want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };

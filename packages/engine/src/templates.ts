@@ -62,7 +62,14 @@ export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOut
               const text = nt?.[i];
               if (typeof t !== 'bigint' || typeof rawId !== 'bigint' || typeof text !== 'string') continue;
               tracker.grow(text.length * 2 + 128);
-              events.push({ ts: BigInt.asUintN(64, t), file: fi, row: i, id: BigInt.asUintN(64, rawId), version: Number(nv?.[i] ?? 0), template: text });
+              events.push({
+                ts: BigInt.asUintN(64, t),
+                file: fi,
+                row: i,
+                id: BigInt.asUintN(64, rawId),
+                version: Number(nv?.[i] ?? 0),
+                template: text,
+              });
             }
           } finally {
             tracker.shrink(reserved);
@@ -80,7 +87,9 @@ export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOut
     const budget = renderThroughBudget(o.reservation, o.limits.maxResultBytes, (append) => {
       append('{"templates":[');
       entries.forEach((e, i) => {
-        append(`${i === 0 ? '' : ','}{"template_id":${jsonU64(e.id)},"version":${e.version},"rendered_template":${jsonString(e.template)}}`);
+        append(
+          `${i === 0 ? '' : ','}{"template_id":${jsonU64(e.id)},"version":${e.version},"rendered_template":${jsonString(e.template)}}`,
+        );
       });
       append(']}');
     });

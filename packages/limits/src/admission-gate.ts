@@ -137,7 +137,8 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
         const w: Waiter = { resolve, since: now(), timer: undefined, signal, onAbort: undefined };
         waiters.push(w);
         w.timer = timers.setTimeout(() => {
-          if (remove(w)) resolve({ status: 'rejected', kind: 'query_queue_timeout', waitedMs: Math.max(0, now() - w.since) });
+          if (remove(w))
+            resolve({ status: 'rejected', kind: 'query_queue_timeout', waitedMs: Math.max(0, now() - w.since) });
         }, queueTimeoutMs);
         if (signal) {
           w.onAbort = () => {
@@ -153,5 +154,6 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
 }
 
 function checkInt(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer ≥ ${min}, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new RangeError(`${name} must be an integer ≥ ${min}, got ${String(value)}`);
 }

@@ -37,7 +37,11 @@ function size(
   return r.value;
 }
 
-function failure(files: Record<string, string>, roles: PoolRoles, extra: { explicitBytes?: number; fraction?: number }): PoolSizeError {
+function failure(
+  files: Record<string, string>,
+  roles: PoolRoles,
+  extra: { explicitBytes?: number; fraction?: number },
+): PoolSizeError {
   const r = derivePoolSize({ ...extra, roles, source: fixture(files).source });
   if (r.ok) assert.fail(`accepted: ${r.value.description}`);
   return r.error;
@@ -45,7 +49,11 @@ function failure(files: Record<string, string>, roles: PoolRoles, extra: { expli
 
 /** A unified (v2-only) host: `0::<path>` and the hierarchy at the mount root. */
 function v2(path: string, files: Record<string, string>, mem = MEM_4G): Record<string, string> {
-  const out: Record<string, string> = { 'proc/self/cgroup': `0::${path}\n`, 'proc/meminfo': mem, 'sys/fs/cgroup/cgroup.controllers': 'cpu memory pids\n' };
+  const out: Record<string, string> = {
+    'proc/self/cgroup': `0::${path}\n`,
+    'proc/meminfo': mem,
+    'sys/fs/cgroup/cgroup.controllers': 'cpu memory pids\n',
+  };
   for (const [rel, text] of Object.entries(files)) out[`sys/fs/cgroup/${rel}`] = text;
   return out;
 }
@@ -60,7 +68,12 @@ function v1(path: string, limit: string, mem = MEM_4G): Record<string, string> {
 }
 
 /** A hybrid host like the one these tests were written on: v1 controllers plus `0::/` with v2 at `unified/`. */
-function hybrid(path: string, v1Limit: string | undefined, v2Files: Record<string, string>, mem = MEM_4G): Record<string, string> {
+function hybrid(
+  path: string,
+  v1Limit: string | undefined,
+  v2Files: Record<string, string>,
+  mem = MEM_4G,
+): Record<string, string> {
   const out: Record<string, string> = {
     'proc/self/cgroup': `9:name=systemd:/\n4:memory:${path}\n3:cpuset:/\n1:cpu:/\n0::/\n`,
     'proc/meminfo': mem,
@@ -90,24 +103,37 @@ describe('RFC0058.4: the default pool derives from the real memory limit', () =>
   });
 
   test('RFC0058.4: compaction in the process also selects the 0.50 share', () => {
-    assert.equal(size(v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: '1610612736\n' }), WITH_COMPACTION).sizeBytes, 805306368);
+    assert.equal(
+      size(v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: '1610612736\n' }), WITH_COMPACTION).sizeBytes,
+      805306368,
+    );
   });
 
   test('RFC0058.4: v2, a tighter memory.max on an ancestor than on the leaf → the ancestor governs', () => {
-    const s = size(v2(UNIT, { 'system.slice/memory.max': `${GiB}\n`, [`${UNIT.slice(1)}/memory.max`]: `${2 * GiB}\n` }), BOTH);
+    const s = size(
+      v2(UNIT, { 'system.slice/memory.max': `${GiB}\n`, [`${UNIT.slice(1)}/memory.max`]: `${2 * GiB}\n` }),
+      BOTH,
+    );
     assert.equal(s.sizeBytes, GiB / 2);
     assert.match(s.limitFile ?? '', /cgroup\/system\.slice\/memory\.max$/);
   });
 
   test('RFC0058.4: v2, memory.high below memory.max → memory.high governs', () => {
-    const s = size(v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: '1610612736\n', [`${UNIT.slice(1)}/memory.high`]: `${GiB}\n` }), BOTH);
+    const s = size(
+      v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: '1610612736\n', [`${UNIT.slice(1)}/memory.high`]: `${GiB}\n` }),
+      BOTH,
+    );
     assert.equal(s.sizeBytes, GiB / 2);
     assert.match(s.limitFile ?? '', /memory\.high$/);
   });
 
   test('v2, an ancestor with a tighter memory.high than the leaf memory.max → the ancestor memory.high governs', () => {
     const s = size(
-      v2(UNIT, { 'system.slice/memory.high': '805306368\n', 'system.slice/memory.max': 'max\n', [`${UNIT.slice(1)}/memory.max`]: '1610612736\n' }),
+      v2(UNIT, {
+        'system.slice/memory.high': '805306368\n',
+        'system.slice/memory.max': 'max\n',
+        [`${UNIT.slice(1)}/memory.max`]: '1610612736\n',
+      }),
       ALONE,
     );
     assert.equal(s.sizeBytes, 603979776);
@@ -116,7 +142,12 @@ describe('RFC0058.4: the default pool derives from the real memory limit', () =>
 
   test('RFC0058.4: v2, max everywhere → MemTotal × share', () => {
     const s = size(
-      v2(UNIT, { 'memory.max': 'max\n', 'system.slice/memory.max': 'max\n', [`${UNIT.slice(1)}/memory.max`]: 'max\n', [`${UNIT.slice(1)}/memory.high`]: 'max\n' }),
+      v2(UNIT, {
+        'memory.max': 'max\n',
+        'system.slice/memory.max': 'max\n',
+        [`${UNIT.slice(1)}/memory.max`]: 'max\n',
+        [`${UNIT.slice(1)}/memory.high`]: 'max\n',
+      }),
       BOTH,
     );
     assert.equal(s.sizeBytes, 2 * GiB);
@@ -200,7 +231,10 @@ describe('RFC0058.4: the default pool derives from the real memory limit', () =>
 
   test('RFC0058.4: startup logs the size, its source and the share', () => {
     const s = size(v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: '1610612736\n' }), BOTH);
-    assert.match(s.description, /^query memory pool 805306368 bytes \(768\.0 MiB\), source cgroup_v2, share 0\.5, effective memory limit 1610612736 bytes/);
+    assert.match(
+      s.description,
+      /^query memory pool 805306368 bytes \(768\.0 MiB\), source cgroup_v2, share 0\.5, effective memory limit 1610612736 bytes/,
+    );
     assert.ok(!s.description.includes('\n'));
   });
 });
@@ -253,7 +287,10 @@ describe('missing and malformed inputs fall back gracefully', () => {
   });
 
   test('a malformed memory.max is ignored and noted; the rest of the walk still counts', () => {
-    const s = size(v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: 'lots\n', 'system.slice/memory.max': `${GiB}\n` }), BOTH);
+    const s = size(
+      v2(UNIT, { [`${UNIT.slice(1)}/memory.max`]: 'lots\n', 'system.slice/memory.max': `${GiB}\n` }),
+      BOTH,
+    );
     assert.equal(s.sizeBytes, GiB / 2);
     assert.match(s.warnings.join('\n'), /ignored .*sluice\.service\/memory\.max: not a byte count/);
   });
@@ -267,7 +304,11 @@ describe('missing and malformed inputs fall back gracefully', () => {
 
   test('a v1 container without a cgroup namespace reads the limit at its memory mount root', () => {
     const s = size(
-      { 'proc/self/cgroup': '4:memory:/docker/abc\n', 'proc/meminfo': MEM_4G, 'sys/fs/cgroup/memory/memory.limit_in_bytes': '1073741824\n' },
+      {
+        'proc/self/cgroup': '4:memory:/docker/abc\n',
+        'proc/meminfo': MEM_4G,
+        'sys/fs/cgroup/memory/memory.limit_in_bytes': '1073741824\n',
+      },
       BOTH,
     );
     assert.equal(s.source, 'cgroup_v1');

@@ -78,7 +78,9 @@ export interface PoolSizeError {
 export function derivePoolSize(options: DerivePoolSizeOptions): Result<PoolSizing, PoolSizeError> {
   const { explicitBytes, fraction, roles } = options;
   if (fraction !== undefined && fraction !== null && !(Number.isFinite(fraction) && fraction > 0 && fraction <= 1)) {
-    return err(invalid(POOL_FRACTION_KEY, fraction, 'out_of_range', `${POOL_FRACTION_KEY} = ${fraction} must lie in (0, 1]`));
+    return err(
+      invalid(POOL_FRACTION_KEY, fraction, 'out_of_range', `${POOL_FRACTION_KEY} = ${fraction} must lie in (0, 1]`),
+    );
   }
   const reading = options.source.read();
   const warnings = reading.notes.map((n) => `memory limit detection: ${n}`);
@@ -86,7 +88,14 @@ export function derivePoolSize(options: DerivePoolSizeOptions): Result<PoolSizin
 
   if (explicitBytes !== undefined && explicitBytes !== null) {
     if (!Number.isSafeInteger(explicitBytes) || explicitBytes < 0) {
-      return err(invalid(POOL_BYTES_KEY, explicitBytes, 'not_a_byte_count', `${POOL_BYTES_KEY} = ${explicitBytes} is not a whole number of bytes`));
+      return err(
+        invalid(
+          POOL_BYTES_KEY,
+          explicitBytes,
+          'not_a_byte_count',
+          `${POOL_BYTES_KEY} = ${explicitBytes} is not a whole number of bytes`,
+        ),
+      );
     }
     if (explicitBytes < MIN_POOL_BYTES) return err(tooSmall(POOL_BYTES_KEY, explicitBytes, explicitBytes));
     if (limit && BigInt(explicitBytes) > limit.bytes) {
@@ -99,14 +108,18 @@ export function derivePoolSize(options: DerivePoolSizeOptions): Result<PoolSizin
   }
 
   if (!limit) {
-    warnings.push(`no memory limit detected (no cgroup limit, no MemTotal); the pool falls back to ${FALLBACK_POOL_BYTES} bytes`);
+    warnings.push(
+      `no memory limit detected (no cgroup limit, no MemTotal); the pool falls back to ${FALLBACK_POOL_BYTES} bytes`,
+    );
     return ok(sizing(FALLBACK_POOL_BYTES, 'fallback', undefined, null, warnings));
   }
   const share = fraction ?? (roles.receiver || roles.compaction ? SHARED_PROCESS_SHARE : QUERIER_ONLY_SHARE);
   const size = Number((limit.bytes * shareToPpm(share)) / PPM);
   if (size < MIN_POOL_BYTES) {
     const key = fraction === undefined || fraction === null ? POOL_BYTES_KEY : POOL_FRACTION_KEY;
-    return err(tooSmall(key, key === POOL_FRACTION_KEY ? share : size, size, `${share} × ${limit.bytes} (${limit.source})`));
+    return err(
+      tooSmall(key, key === POOL_FRACTION_KEY ? share : size, size, `${share} × ${limit.bytes} (${limit.source})`),
+    );
   }
   return ok(sizing(size, limit.source, limit, share, warnings));
 }
@@ -158,7 +171,12 @@ function mib(bytes: number): string {
   return (bytes / 1_048_576).toFixed(1);
 }
 
-function invalid(key: PoolSizeError['key'], value: number, reason: PoolSizeError['reason'], message: string): PoolSizeError {
+function invalid(
+  key: PoolSizeError['key'],
+  value: number,
+  reason: PoolSizeError['reason'],
+  message: string,
+): PoolSizeError {
   return Object.freeze({ kind: 'pool_size_invalid', key, value, reason, message });
 }
 

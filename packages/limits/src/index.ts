@@ -11,7 +11,13 @@ export type { MemoryPool, MemoryPoolOptions, PoolConsumer, SharedMemoryPoolHandl
 export { createMemoryPool, attachMemoryPool, DEFAULT_QUERY_SLOTS } from './memory-pool.js';
 export type { CgroupLimit, MemoryReading, MemorySource, MemorySourcePaths } from './memory-source.js';
 export { createMemorySource, V1_UNLIMITED_THRESHOLD } from './memory-source.js';
-export type { DerivePoolSizeOptions, PoolRoles, PoolSizeError, PoolSizeSource, PoolSizing } from './derive-pool-size.js';
+export type {
+  DerivePoolSizeOptions,
+  PoolRoles,
+  PoolSizeError,
+  PoolSizeSource,
+  PoolSizing,
+} from './derive-pool-size.js';
 export {
   derivePoolSize,
   shareToPpm,

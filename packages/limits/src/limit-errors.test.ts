@@ -57,15 +57,28 @@ describe('limit errors (RFC 0058 §3.6)', () => {
       if (want) assert.match(m, want);
       assert.doesNotMatch(m, /DataFusion|ResourcesExhausted|GroupedHashAggregate|Error|stack|at \w+ \(/);
     }
-    assert.match(describeLimitError({ kind: 'query_memory_limit', neededBytes: 2000, poolBytes: 1000 }), /at least 2000 bytes.*pool of 1000 bytes/);
+    assert.match(
+      describeLimitError({ kind: 'query_memory_limit', neededBytes: 2000, poolBytes: 1000 }),
+      /at least 2000 bytes.*pool of 1000 bytes/,
+    );
     assert.match(describeLimitError(SAMPLES[4] as LimitError), /querier\.limits\.max_listed_objects/);
     assert.match(describeLimitError(SAMPLES[5] as LimitError), /querier\.limits\.max_files/);
   });
 
   test('refusals, admission rejections and budget failures map to their limit errors', () => {
-    assert.deepEqual(limitErrorFromRefusal(refusal(60, 50, 100)), { kind: 'query_memory_limit', neededBytes: 110, poolBytes: 100 });
-    assert.deepEqual(limitErrorFromAdmission({ status: 'rejected', kind: 'query_queue_full', maxQueued: 3 }), { kind: 'query_queue_full', maxQueued: 3 });
-    assert.deepEqual(limitErrorFromAdmission({ status: 'rejected', kind: 'query_queue_timeout', waitedMs: 200 }), { kind: 'query_queue_timeout', waitedMs: 200 });
+    assert.deepEqual(limitErrorFromRefusal(refusal(60, 50, 100)), {
+      kind: 'query_memory_limit',
+      neededBytes: 110,
+      poolBytes: 100,
+    });
+    assert.deepEqual(limitErrorFromAdmission({ status: 'rejected', kind: 'query_queue_full', maxQueued: 3 }), {
+      kind: 'query_queue_full',
+      maxQueued: 3,
+    });
+    assert.deepEqual(limitErrorFromAdmission({ status: 'rejected', kind: 'query_queue_timeout', waitedMs: 200 }), {
+      kind: 'query_queue_timeout',
+      waitedMs: 200,
+    });
     assert.equal(limitErrorFromAdmission({ status: 'rejected', kind: 'cancelled' }), undefined);
     assert.deepEqual(
       limitErrorFromBudget({ status: 'over', kind: 'query_result_limit', limitBytes: 10, countedBytes: 11 }),

@@ -134,5 +134,7 @@ export function limitErrorFromAdmission(rejected: AdmitRejected): LimitError | u
 
 /** The rejection for a failed {@link BudgetOutcome} (a result ceiling or a refused reservation). */
 export function limitErrorFromBudget(failed: Exclude<BudgetOutcome, { status: 'ok' }>): LimitError {
-  return failed.status === 'over' ? { kind: 'query_result_limit', limitBytes: failed.limitBytes } : limitErrorFromRefusal(failed);
+  return failed.status === 'over'
+    ? { kind: 'query_result_limit', limitBytes: failed.limitBytes }
+    : limitErrorFromRefusal(failed);
 }

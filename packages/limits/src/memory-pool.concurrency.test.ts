@@ -19,17 +19,37 @@ const QUERIES = 3;
 const POOL_BYTES = 1_000_000;
 
 const opArb: fc.Arbitrary<StressOp> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('grow' as const), q: fc.nat(QUERIES - 1), bytes: fc.nat(350_000) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ op: fc.constant('grow' as const), q: fc.nat(QUERIES - 1), bytes: fc.nat(350_000) }),
+  },
   // Rare requests above the whole pool exercise the 422 class under contention.
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('grow' as const), q: fc.nat(QUERIES - 1), bytes: fc.integer({ min: 900_000, max: 1_200_000 }) }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('shrink' as const), q: fc.nat(QUERIES - 1), part: fc.double({ min: 0, max: 1, noNaN: true }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('grow' as const),
+      q: fc.nat(QUERIES - 1),
+      bytes: fc.integer({ min: 900_000, max: 1_200_000 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('shrink' as const),
+      q: fc.nat(QUERIES - 1),
+      part: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('release' as const), q: fc.nat(QUERIES - 1) }) },
 );
 /** Per worker: rounds of operations. */
-const planArb = fc.array(fc.array(fc.array(opArb, { minLength: 2000, maxLength: 5000 }), { minLength: 2, maxLength: 4 }), {
-  minLength: WORKERS,
-  maxLength: WORKERS,
-});
+const planArb = fc.array(
+  fc.array(fc.array(opArb, { minLength: 2000, maxLength: 5000 }), { minLength: 2, maxLength: 4 }),
+  {
+    minLength: WORKERS,
+    maxLength: WORKERS,
+  },
+);
 
 interface RunStats {
   samples: number;
@@ -47,7 +67,14 @@ async function runPlan(plan: ReadonlyArray<ReadonlyArray<readonly StressOp[]>>, 
   const workers = plan.map((mine, w) => {
     // Every worker runs the same number of rounds (a short plan gets empty rounds) so barriers line up.
     const padded = Array.from({ length: rounds }, (_, r) => mine[r] ?? []);
-    const data: StressWorkerData = { pool: pool.shared, control, model: modelBuf, worker: w, queries: QUERIES, rounds: padded };
+    const data: StressWorkerData = {
+      pool: pool.shared,
+      control,
+      model: modelBuf,
+      worker: w,
+      queries: QUERIES,
+      rounds: padded,
+    };
     const worker = new Worker(new URL('./testing/pool-stress-worker.js', import.meta.url), { workerData: data });
     worker.on('error', (e) => errors.push(e));
     return worker;
@@ -71,7 +98,11 @@ async function runPlan(plan: ReadonlyArray<ReadonlyArray<readonly StressOp[]>>, 
       assert.equal(Atomics.load(ctl, C_FAILED), 0, 'a worker failed its own checks');
       // Barrier: nobody is mid-call, so the invariant must hold exactly.
       const consumers = pool.consumers();
-      assert.equal(pool.reserved(), consumers.reduce((s, c) => s + c.heldBytes, 0), 'pool total == sum of per-query holds');
+      assert.equal(
+        pool.reserved(),
+        consumers.reduce((s, c) => s + c.heldBytes, 0),
+        'pool total == sum of per-query holds',
+      );
       for (let w = 0; w < WORKERS; w++) {
         for (let q = 0; q < QUERIES; q++) {
           const held = consumers.find((c) => c.queryId === stressQueryId(w, q))?.heldBytes ?? 0;

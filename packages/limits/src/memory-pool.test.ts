@@ -150,7 +150,13 @@ describe('reservation accounting', () => {
     const top = pool.topConsumers(5);
     assert.deepEqual(
       top.map((c) => [c.queryId, c.heldBytes]),
-      [['q3', 900], ['q6', 800], ['q4', 500], ['q2', 300], ['q5', 200]],
+      [
+        ['q3', 900],
+        ['q6', 800],
+        ['q4', 500],
+        ['q2', 300],
+        ['q5', 200],
+      ],
     );
     assert.equal(pool.consumers().find((c) => c.queryId === 'q1')?.peakBytes, 700);
     assert.equal(top[0]?.threadId, 0);
@@ -169,7 +175,7 @@ describe('reservation accounting', () => {
 
 describe('a grow that loses the race for the pool total (pause hook between read and commit)', () => {
   // The 4-thread property below cannot force this interleaving on a 2-core machine; the hook does, every run.
-  test('RFC0058.2: B reserves between A\'s read and A\'s commit → A\'s commit fails, A re-reads and is refused as contended; total == sum of holds', () => {
+  test("RFC0058.2: B reserves between A's read and A's commit → A's commit fails, A re-reads and is refused as contended; total == sum of holds", () => {
     const pool = createMemoryPool({ sizeBytes: 1_000_000 });
     const view = attachMemoryPool(pool.shared); // another thread's view of the same counters
     const a = pool.createQuery('A');
@@ -183,13 +189,13 @@ describe('a grow that loses the race for the pool total (pause hook between read
     try {
       const outcome = refused(a.tryGrow(600_000));
       assert.equal(outcome.kind, 'query_memory_contended', 'A alone fits: retry later, not "ask for less"');
-      assert.equal(paused, 2, 'A paused once and B passed the hook once; A\'s re-read stopped at the size check');
+      assert.equal(paused, 2, "A paused once and B passed the hook once; A's re-read stopped at the size check");
     } finally {
       setBeforeGrowCommitHook(null);
     }
     assert.equal(a.held, 0);
     assert.equal(b.held, 600_000);
-    assert.equal(pool.reserved(), 600_000, 'A\'s stale total did not overwrite B\'s');
+    assert.equal(pool.reserved(), 600_000, "A's stale total did not overwrite B's");
     assert.equal(pool.reserved(), sumHeld(pool));
   });
 
@@ -210,7 +216,13 @@ describe('a grow that loses the race for the pool total (pause hook between read
     }
     assert.equal(pool.reserved(), 700_000);
     assert.equal(pool.reserved(), sumHeld(pool));
-    assert.deepEqual(pool.topConsumers(2).map((c) => [c.queryId, c.heldBytes, c.peakBytes]), [['A', 400_000, 400_000], ['B', 300_000, 300_000]]);
+    assert.deepEqual(
+      pool.topConsumers(2).map((c) => [c.queryId, c.heldBytes, c.peakBytes]),
+      [
+        ['A', 400_000, 400_000],
+        ['B', 300_000, 300_000],
+      ],
+    );
   });
 });
 
@@ -237,10 +249,13 @@ describe('shared across threads', () => {
     ]);
     assert.equal(report.status, 'ok');
     assert.equal(pool.reserved(), 4 * MiB, 'the dead worker still holds its bytes');
-    assert.deepEqual(pool.topConsumers(5).map((c) => [c.queryId, c.heldBytes, c.threadId]), [
-      ['doomed', 3 * MiB, report.threadId],
-      ['survivor', MiB, 0],
-    ]);
+    assert.deepEqual(
+      pool.topConsumers(5).map((c) => [c.queryId, c.heldBytes, c.threadId]),
+      [
+        ['doomed', 3 * MiB, report.threadId],
+        ['survivor', MiB, 0],
+      ],
+    );
     assert.equal(pool.releaseThread(report.threadId), 3 * MiB);
     assert.equal(pool.releaseThread(report.threadId), 0, 'released once');
     assert.equal(pool.reserved(), MiB);
@@ -251,7 +266,8 @@ describe('shared across threads', () => {
 });
 
 describe('single-thread model (fast-check)', () => {
-  type Op = { op: 'grow'; q: number; bytes: number } | { op: 'shrink'; q: number; part: number } | { op: 'release'; q: number };
+  type Op =
+    { op: 'grow'; q: number; bytes: number } | { op: 'shrink'; q: number; part: number } | { op: 'release'; q: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
     fc.record({ op: fc.constant('grow' as const), q: fc.nat(3), bytes: fc.nat(700) }),
     fc.record({ op: fc.constant('shrink' as const), q: fc.nat(3), part: fc.double({ min: 0, max: 1, noNaN: true }) }),
@@ -271,7 +287,8 @@ describe('single-thread model (fast-check)', () => {
             const out = rs[o.q]?.tryGrow(o.bytes);
             const fits = total + o.bytes <= size;
             assert.equal(out?.status, fits ? 'ok' : 'refused');
-            if (out?.status === 'refused') assert.equal(out.kind, held + o.bytes > size ? 'query_memory_limit' : 'query_memory_contended');
+            if (out?.status === 'refused')
+              assert.equal(out.kind, held + o.bytes > size ? 'query_memory_limit' : 'query_memory_contended');
             if (fits) model[o.q] = held + o.bytes;
           } else if (o.op === 'shrink') {
             const bytes = Math.floor(held * o.part);
@@ -282,7 +299,10 @@ describe('single-thread model (fast-check)', () => {
             rs[o.q] = pool.createQuery(`q${o.q}`);
             model[o.q] = 0;
           }
-          assert.equal(pool.reserved(), model.reduce((s, h) => s + h, 0));
+          assert.equal(
+            pool.reserved(),
+            model.reduce((s, h) => s + h, 0),
+          );
           assert.equal(sumHeld(pool), pool.reserved());
           assert.ok(pool.reserved() <= size);
         }

@@ -171,7 +171,9 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, owner, ticket); // publishes the id and figures above
       return new SlotReservation(cells, slot, ticket, queryId);
     }
-    throw new Error(`memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`);
+    throw new Error(
+      `memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`,
+    );
   }
 
   consumers(): PoolConsumer[] {
@@ -185,7 +187,9 @@ class SharedPool implements MemoryPool {
   }
 
   releaseQuery(queryId: string): number {
-    return this.#releaseWhere((c) => c.queryId === queryId || (queryId.length > 0 && truncatedMatch(c.queryId, queryId)));
+    return this.#releaseWhere(
+      (c) => c.queryId === queryId || (queryId.length > 0 && truncatedMatch(c.queryId, queryId)),
+    );
   }
 
   releaseThread(id: number): number {

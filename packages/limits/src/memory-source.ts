@@ -99,7 +99,11 @@ function parseProcSelfCgroup(text: string): CgroupLine[] {
     const id = line.slice(0, a);
     const controllers = line.slice(a + 1, b);
     const path = line.slice(b + 1);
-    out.push({ controllers: controllers === '' ? [] : controllers.split(','), path, unified: id === '0' && controllers === '' });
+    out.push({
+      controllers: controllers === '' ? [] : controllers.split(','),
+      path,
+      unified: id === '0' && controllers === '',
+    });
   }
   return out;
 }

@@ -99,7 +99,7 @@ export class SlotReservation implements QueryReservation {
     // The total first, then the slot: the total never reads below the sum of the slots.
     const held = Atomics.add(words, slotWord(this.#slot, S_HELD), add) + add;
     const peakIndex = slotWord(this.#slot, S_PEAK);
-    for (let peak = Atomics.load(words, peakIndex); held > peak; ) {
+    for (let peak = Atomics.load(words, peakIndex); held > peak;) {
       const seen = Atomics.compareExchange(words, peakIndex, peak, held);
       if (seen === peak) break;
       peak = seen;
@@ -115,7 +115,8 @@ export class SlotReservation implements QueryReservation {
     const heldIndex = slotWord(this.#slot, S_HELD);
     const held = Atomics.load(words, heldIndex);
     const sub = BigInt(bytes);
-    if (sub > held) throw new RangeError(`shrink of ${bytes} bytes exceeds the ${held} bytes query ${this.queryId} holds`);
+    if (sub > held)
+      throw new RangeError(`shrink of ${bytes} bytes exceeds the ${held} bytes query ${this.queryId} holds`);
     // The slot first, then the total (same ordering rule as tryGrow).
     Atomics.sub(words, heldIndex, sub);
     Atomics.sub(words, H_RESERVED, sub);

@@ -80,7 +80,12 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
   const take = (bytes: number, chunk: Buffer | undefined): BudgetOutcome => {
     if (failure) return failure;
     if (counted + bytes > maxResultBytes) {
-      return fail({ status: 'over', kind: 'query_result_limit', limitBytes: maxResultBytes, countedBytes: counted + bytes });
+      return fail({
+        status: 'over',
+        kind: 'query_result_limit',
+        limitBytes: maxResultBytes,
+        countedBytes: counted + bytes,
+      });
     }
     const grown = reservation.tryGrow(bytes); // reserve before retain
     if (grown.status !== 'ok') return fail(grown);
@@ -92,7 +97,10 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
 
   return {
     append(chunk) {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const buf =
+        typeof chunk === 'string'
+          ? Buffer.from(chunk, 'utf8')
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       return take(buf.byteLength, buf);
     },
     count(bytes) {

@@ -65,7 +65,10 @@ void test('the structured-body templates count toward the same ceiling', () => {
   const miner = createMiner({ maxTemplatesPerTenant: 3 });
   const kv = { kind: 'kvlist', values: [] } as const;
   const r = [1, 2, 3, 4].map((sev) => miner.mineDetailed('t', record(kv, { severityNumber: sev })));
-  assert.deepEqual(r.map((x) => x.fields.templateId), [1n, 2n, 3n, 0n]);
+  assert.deepEqual(
+    r.map((x) => x.fields.templateId),
+    [1n, 2n, 3n, 0n],
+  );
   assert.equal(r[3]?.failure, 'template_ceiling');
   assert.equal(miner.mine('t', record(kv, { severityNumber: 2 })).templateId, 2n, 'existing shapes still attach');
 });

@@ -23,7 +23,10 @@ void test('printf corpus converges to exactly the expected templates with <*> at
   const miner = createMiner();
   for (const c of corpus(PER_TEMPLATE)) miner.mine('acme', record(c.line));
   assert.equal(miner.templateCount('acme'), CORPUS_TEMPLATES.length);
-  const got = miner.templates('acme').map((t) => t.template).sort();
+  const got = miner
+    .templates('acme')
+    .map((t) => t.template)
+    .sort();
   const want = CORPUS_TEMPLATES.map((t) => t.expected).sort();
   assert.deepEqual(got, want);
   assert.deepEqual(miner.stats().parseFailures, {

@@ -9,13 +9,7 @@ import { PARAM_TYPE, NO_TEMPLATE, anyValueToJson, effectiveTimeUnixNano } from '
 import type { LogRecord, MinedFields, Param, TemplateAuditEvent } from '@sluice/core';
 import { LITERAL, classifyToken, isMasked, overflowValue } from './masker.js';
 import type { TokenClass } from './masker.js';
-import {
-  addTemplate,
-  newMinerState,
-  scopeKeyOf,
-  specialKey,
-  tenantState,
-} from './miner-state.js';
+import { addTemplate, newMinerState, scopeKeyOf, specialKey, tenantState } from './miner-state.js';
 import type { MinerState, MinerStats, ParseFailureReason, TenantState } from './miner-state.js';
 import { resolveMinerOptions } from './options.js';
 import type { MinerOptions } from './options.js';
@@ -275,7 +269,11 @@ function similarity(tpl: readonly TemplateToken[], tokens: readonly string[], cl
   return eq / n;
 }
 
-function mismatches(tpl: readonly TemplateToken[], tokens: readonly string[], classes: readonly TokenClass[]): number[] {
+function mismatches(
+  tpl: readonly TemplateToken[],
+  tokens: readonly string[],
+  classes: readonly TokenClass[],
+): number[] {
   const out: number[] = [];
   for (let i = 0; i < tpl.length; i++) {
     const x = tpl[i];

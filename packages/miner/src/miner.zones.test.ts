@@ -20,7 +20,10 @@ void describe('zones', () => {
     assert.equal(r.fields.confidence, 1);
     assert.equal(r.fields.lossy, false);
     assert.equal(r.failure, null);
-    assert.deepEqual(m.templates('t').map((t) => t.template), ['disk full on /dev/sda1']);
+    assert.deepEqual(
+      m.templates('t').map((t) => t.template),
+      ['disk full on /dev/sda1'],
+    );
   });
 
   void test('similar-but-different lines in different subtrees are never merged', () => {
@@ -30,7 +33,10 @@ void describe('zones', () => {
     const c = m.mine('t', record('disk full on /dev/sda1'));
     assert.notEqual(a.templateId, b.templateId);
     assert.equal(c.templateId, a.templateId);
-    assert.deepEqual(m.templates('t').map((t) => t.template), ['disk full on /dev/sda1', 'user alice logged out']);
+    assert.deepEqual(
+      m.templates('t').map((t) => t.template),
+      ['disk full on /dev/sda1', 'user alice logged out'],
+    );
   });
 
   void test('similarity ≥ threshold attaches and widens the mismatched positions to <*>', () => {
@@ -94,7 +100,9 @@ void describe('params', () => {
     const m = createMiner();
     const r = m.mine(
       't',
-      record('peer 10.0.0.7 req 123e4567-e89b-12d3-a456-426614174000 took 12.5 ms id 0xdeadbeef at 2024-05-01T10:00:00Z'),
+      record(
+        'peer 10.0.0.7 req 123e4567-e89b-12d3-a456-426614174000 took 12.5 ms id 0xdeadbeef at 2024-05-01T10:00:00Z',
+      ),
     );
     assert.deepEqual(r.params, [
       { typeTag: PARAM_TYPE.IP, value: '10.0.0.7' },
@@ -163,10 +171,34 @@ void describe('audit events', () => {
     m.mine('t', record('connection to db-2 timed out later 5 retries', { timeUnixNano: 8n }));
     const events = m.drainAuditEvents();
     assert.deepEqual(
-      events.map((e) => [e.eventType, e.oldVersion, e.newVersion, e.oldTemplate, e.newTemplate, e.positionsWidened, e.timestampUnixNano]),
+      events.map((e) => [
+        e.eventType,
+        e.oldVersion,
+        e.newVersion,
+        e.oldTemplate,
+        e.newTemplate,
+        e.positionsWidened,
+        e.timestampUnixNano,
+      ]),
       [
-        ['template_widened', 1, 2, 'connection to db-1 timed out after <*> retries', 'connection to <*> timed out after <*> retries', [2], 7n],
-        ['template_widened', 2, 3, 'connection to <*> timed out after <*> retries', 'connection to <*> timed out <*> <*> retries', [5], 8n],
+        [
+          'template_widened',
+          1,
+          2,
+          'connection to db-1 timed out after <*> retries',
+          'connection to <*> timed out after <*> retries',
+          [2],
+          7n,
+        ],
+        [
+          'template_widened',
+          2,
+          3,
+          'connection to <*> timed out after <*> retries',
+          'connection to <*> timed out <*> <*> retries',
+          [5],
+          8n,
+        ],
       ],
     );
     assert.equal(events[0]?.triggeringLineSample, 'connection to db-2 timed out after 5 retries');
@@ -202,7 +234,10 @@ void describe('structured and absent bodies', () => {
     ];
     assert.deepEqual(ids, [1n, 2n, 3n, 4n, 1n]);
     assert.equal(m.mine('t', record(null)).templateId, 4n);
-    assert.deepEqual(m.templates('t').map((t) => t.kind), ['structured', 'structured', 'structured', 'absent']);
+    assert.deepEqual(
+      m.templates('t').map((t) => t.kind),
+      ['structured', 'structured', 'structured', 'absent'],
+    );
   });
 });
 
@@ -222,7 +257,9 @@ void describe('tenants and ids', () => {
   void test('template ids are 1..k in creation order across tenants and never reused (property)', () => {
     const line = fc.oneof(
       fc.constantFrom('disk full on /dev/sda1', 'disk full on /dev/sdb2', 'user bob logged out', 'a b c'),
-      fc.array(fc.constantFrom('alpha', 'beta', 'gamma', 'x1', '42'), { minLength: 0, maxLength: 6 }).map((w) => w.join(' ')),
+      fc
+        .array(fc.constantFrom('alpha', 'beta', 'gamma', 'x1', '42'), { minLength: 0, maxLength: 6 })
+        .map((w) => w.join(' ')),
     );
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), line), { maxLength: 80 }), (seq) => {

@@ -72,7 +72,12 @@ export function choosePath(
 }
 
 /** Appends `template` to the group at `path` under root `key`, creating nodes as needed. */
-export function insertAt(roots: PrefixRoots, key: string, path: readonly TemplateToken[], template: MinerTemplate): void {
+export function insertAt(
+  roots: PrefixRoots,
+  key: string,
+  path: readonly TemplateToken[],
+  template: MinerTemplate,
+): void {
   let node = roots.get(key);
   if (node === undefined) {
     node = newNode();

@@ -18,22 +18,40 @@ const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'db-7', '42', '10.1.2.3', '0x1
 const bodyArb: fc.Arbitrary<string | AnyValue | null> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...CORPUS) },
   { weight: 3, arbitrary: fc.array(fc.constantFrom(...WORDS), { maxLength: 7 }).map((w) => w.join(' ')) },
-  { weight: 1, arbitrary: fc.constantFrom<AnyValue | null>(null, { kind: 'kvlist', values: [] }, { kind: 'bool', value: true }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<AnyValue | null>(null, { kind: 'kvlist', values: [] }, { kind: 'bool', value: true }),
+  },
 );
-const recordArb: fc.Arbitrary<[string, LogRecord]> = fc.tuple(
-  fc.constantFrom('acme', 'globex', 'initech'),
-  fc.record({ body: bodyArb, sev: fc.constantFrom(9, 17), scope: fc.constantFrom('app', 'db'), t: fc.bigInt(0n, 99n) }),
-).map(([tenant, r]) => [tenant, record(r.body, { severityNumber: r.sev, scope: r.scope, timeUnixNano: r.t })]);
+const recordArb: fc.Arbitrary<[string, LogRecord]> = fc
+  .tuple(
+    fc.constantFrom('acme', 'globex', 'initech'),
+    fc.record({
+      body: bodyArb,
+      sev: fc.constantFrom(9, 17),
+      scope: fc.constantFrom('app', 'db'),
+      t: fc.bigInt(0n, 99n),
+    }),
+  )
+  .map(([tenant, r]) => [tenant, record(r.body, { severityNumber: r.sev, scope: r.scope, timeUnixNano: r.t })]);
 
 function feed(m: Miner, seq: readonly [string, LogRecord][]): unknown[] {
   return seq.map(([tenant, rec]) => m.mineDetailed(tenant, rec));
 }
 
 // Small caps so that ceilings, full nodes and overflow are all reached by short sequences.
-const SMALL: Partial<MinerOptions> = { maxTemplatesPerTenant: 12, maxNodeChildren: 3, paramByteLimit: 12, maxLineTokens: 6 };
+const SMALL: Partial<MinerOptions> = {
+  maxTemplatesPerTenant: 12,
+  maxNodeChildren: 3,
+  paramByteLimit: 12,
+  maxLineTokens: 6,
+};
 
 void describe('snapshot/restore', () => {
-  for (const [name, opts] of [['default caps', {}], ['small caps', SMALL]] as const) {
+  for (const [name, opts] of [
+    ['default caps', {}],
+    ['small caps', SMALL],
+  ] as const) {
     void test(`restoring a snapshot taken after N records reproduces records N+1..M exactly (${name})`, () => {
       fc.assert(
         fc.property(fc.array(recordArb, { maxLength: 120 }), fc.nat(), (seq, cut) => {

@@ -26,7 +26,7 @@ export const SNAPSHOT_VERSION = 1;
 const KIND_CODE: Record<TemplateKind, string> = { text: 't', structured: 's', absent: 'a' };
 const CODE_KIND: Record<string, TemplateKind> = { t: 'text', s: 'structured', a: 'absent' };
 
-type Row = [string, number, string, number, string, ...(TemplateToken[])[]];
+type Row = [string, number, string, number, string, ...TemplateToken[][]];
 
 /** Serializes `state` (with the options it was mined under) to UTF-8 JSON bytes. */
 export function encodeSnapshot(state: MinerState, options: MinerOptions): Uint8Array {
@@ -144,7 +144,8 @@ export function decodeSnapshot(bytes: Uint8Array): DecodedSnapshot {
       const kind = typeof row[2] === 'string' ? CODE_KIND[row[2]] : undefined;
       const severityNumber = row[3];
       const scopeKey = row[4];
-      if (id <= lastId || id >= state.nextTemplateId || seenIds.has(id)) fail(`template id ${id} out of order or reused`);
+      if (id <= lastId || id >= state.nextTemplateId || seenIds.has(id))
+        fail(`template id ${id} out of order or reused`);
       if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) fail(`bad version for ${id}`);
       if (kind === undefined) fail(`bad kind for ${id}`);
       if (typeof severityNumber !== 'number' || !Number.isInteger(severityNumber)) fail(`bad severity for ${id}`);

@@ -97,18 +97,39 @@ export const CORPUS_TEMPLATES: readonly { readonly parts: readonly Part[]; reado
     expected: 'login succeeded for user <*> from <*> after <*> ms',
   },
   {
-    parts: ['GET', (r) => p(PARAM_TYPE.STR, `/api/v1/items/${int(r, 1, 99_999)}`), 'returned', (r) =>
-      p(PARAM_TYPE.NUM, String([200, 201, 304, 404, 500][int(r, 0, 4)])), 'in', D, 'ms'],
+    parts: [
+      'GET',
+      (r) => p(PARAM_TYPE.STR, `/api/v1/items/${int(r, 1, 99_999)}`),
+      'returned',
+      (r) => p(PARAM_TYPE.NUM, String([200, 201, 304, 404, 500][int(r, 0, 4)])),
+      'in',
+      D,
+      'ms',
+    ],
     expected: 'GET <*> returned <*> in <*> ms',
   },
   {
-    parts: ['connection', 'to', (r) => p(PARAM_TYPE.STR, `db-${int(r, 0, 999)}`), 'timed', 'out', 'after', D, 'retries'],
+    parts: [
+      'connection',
+      'to',
+      (r) => p(PARAM_TYPE.STR, `db-${int(r, 0, 999)}`),
+      'timed',
+      'out',
+      'after',
+      D,
+      'retries',
+    ],
     expected: 'connection to <*> timed out after <*> retries',
   },
   {
-    parts: ['request', (r) =>
-      p(PARAM_TYPE.UUID, `${hex(r, 8)}-${hex(r, 4)}-4${hex(r, 3)}-a${hex(r, 3)}-${hex(r, 12)}`), 'completed', 'with',
-    'status', D],
+    parts: [
+      'request',
+      (r) => p(PARAM_TYPE.UUID, `${hex(r, 8)}-${hex(r, 4)}-4${hex(r, 3)}-a${hex(r, 3)}-${hex(r, 12)}`),
+      'completed',
+      'with',
+      'status',
+      D,
+    ],
     expected: 'request <*> completed with status <*>',
   },
   {
@@ -126,8 +147,18 @@ export const CORPUS_TEMPLATES: readonly { readonly parts: readonly Part[]; reado
   { parts: ['session', 'closed', 'for', S], expected: 'session closed for <*>' },
   { parts: ['scheduler', 'tick'], expected: 'scheduler tick' },
   {
-    parts: ['payment', 'of', (r) => p(PARAM_TYPE.NUM, `${int(r, 1, 999)}.${int(r, 10, 99)}`), 'USD', 'authorized', 'for',
-      'account', D, 'at', (r) => p(PARAM_TYPE.TS, `2024-0${int(r, 1, 9)}-1${int(r, 0, 9)}T0${int(r, 0, 9)}:1${int(r, 0, 9)}:00Z`)],
+    parts: [
+      'payment',
+      'of',
+      (r) => p(PARAM_TYPE.NUM, `${int(r, 1, 999)}.${int(r, 10, 99)}`),
+      'USD',
+      'authorized',
+      'for',
+      'account',
+      D,
+      'at',
+      (r) => p(PARAM_TYPE.TS, `2024-0${int(r, 1, 9)}-1${int(r, 0, 9)}T0${int(r, 0, 9)}:1${int(r, 0, 9)}:00Z`),
+    ],
     expected: 'payment of <*> USD authorized for account <*> at <*>',
   },
 ];

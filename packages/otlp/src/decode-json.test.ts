@@ -33,21 +33,36 @@ void describe('decodeLogsJson: errors', () => {
   });
 
   void test('invalid UTF-8 in the body is rejected', () => {
-    assert.equal(errorOf(Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), 'request body is not valid UTF-8');
+    assert.equal(
+      errorOf(Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])),
+      'request body is not valid UTF-8',
+    );
   });
 
   void test('trace and span ids must be 32 / 16 hex characters', () => {
     assert.equal(errorOf(req('{"traceId":"abc"}')), `${P}.traceId: expected 32 hex characters or ""`);
     assert.equal(errorOf(req(`{"traceId":"${'g'.repeat(32)}"}`)), `${P}.traceId: expected 32 hex characters or ""`);
-    assert.equal(errorOf(req('{"spanId":"AAAAAAAAAAAAAAAAAAAAAA=="}')), `${P}.spanId: expected 16 hex characters or ""`);
+    assert.equal(
+      errorOf(req('{"spanId":"AAAAAAAAAAAAAAAAAAAAAA=="}')),
+      `${P}.spanId: expected 16 hex characters or ""`,
+    );
     assert.equal(errorOf(req('{"spanId":12}')), `${P}.spanId: expected 16 hex characters or ""`);
   });
 
   void test('int64 / uint64 values out of range are rejected', () => {
-    assert.equal(errorOf(req('{"timeUnixNano":"18446744073709551616"}')), `${P}.timeUnixNano: integer out of range for uint64`);
+    assert.equal(
+      errorOf(req('{"timeUnixNano":"18446744073709551616"}')),
+      `${P}.timeUnixNano: integer out of range for uint64`,
+    );
     assert.equal(errorOf(req('{"timeUnixNano":"-1"}')), `${P}.timeUnixNano: integer out of range for uint64`);
-    assert.equal(errorOf(req('{"body":{"intValue":"9223372036854775808"}}')), `${P}.body.intValue: integer out of range for int64`);
-    assert.equal(errorOf(req('{"body":{"intValue":-9223372036854775809}}')), `${P}.body.intValue: integer out of range for int64`);
+    assert.equal(
+      errorOf(req('{"body":{"intValue":"9223372036854775808"}}')),
+      `${P}.body.intValue: integer out of range for int64`,
+    );
+    assert.equal(
+      errorOf(req('{"body":{"intValue":-9223372036854775809}}')),
+      `${P}.body.intValue: integer out of range for int64`,
+    );
   });
 
   void test('non-integer int64 values are rejected with the path', () => {
@@ -57,14 +72,23 @@ void describe('decodeLogsJson: errors', () => {
   });
 
   void test('enum names are refused: severityNumber must be an integer', () => {
-    assert.equal(errorOf(req('{"severityNumber":"SEVERITY_NUMBER_INFO"}')), `${P}.severityNumber: expected an integer (enum names are not accepted)`);
+    assert.equal(
+      errorOf(req('{"severityNumber":"SEVERITY_NUMBER_INFO"}')),
+      `${P}.severityNumber: expected an integer (enum names are not accepted)`,
+    );
   });
 
   void test('type errors deep inside attributes name the full path', () => {
-    const text = '{"resourceLogs":[{"resource":{"attributes":[{"key":"a","value":{"stringValue":"x"}},{"key":"b","value":{"boolValue":"yes"}}]}}]}';
+    const text =
+      '{"resourceLogs":[{"resource":{"attributes":[{"key":"a","value":{"stringValue":"x"}},{"key":"b","value":{"boolValue":"yes"}}]}}]}';
     assert.equal(errorOf(text), 'resourceLogs[0].resource.attributes[1].value.boolValue: expected true or false');
-    const nested = req('{"body":{"kvlistValue":{"values":[{"key":"k","value":{"arrayValue":{"values":[{"doubleValue":"x"}]}}}]}}}');
-    assert.equal(errorOf(nested), `${P}.body.kvlistValue.values[0].value.arrayValue.values[0].doubleValue: expected a number or "NaN", "Infinity", "-Infinity"`);
+    const nested = req(
+      '{"body":{"kvlistValue":{"values":[{"key":"k","value":{"arrayValue":{"values":[{"doubleValue":"x"}]}}}]}}}',
+    );
+    assert.equal(
+      errorOf(nested),
+      `${P}.body.kvlistValue.values[0].value.arrayValue.values[0].doubleValue: expected a number or "NaN", "Infinity", "-Infinity"`,
+    );
   });
 
   void test('wrong container types are rejected', () => {
@@ -74,7 +98,10 @@ void describe('decodeLogsJson: errors', () => {
   });
 
   void test('an AnyValue with two value fields is rejected', () => {
-    assert.equal(errorOf(req('{"body":{"stringValue":"a","intValue":"1"}}')), `${P}.body: AnyValue has more than one value field`);
+    assert.equal(
+      errorOf(req('{"body":{"stringValue":"a","intValue":"1"}}')),
+      `${P}.body: AnyValue has more than one value field`,
+    );
   });
 
   void test('bad base64 in bytesValue is rejected', () => {
@@ -90,7 +117,10 @@ void describe('decodeLogsJson: errors', () => {
 
   void test('32-bit integers out of range are rejected', () => {
     assert.equal(errorOf(req('{"flags":4294967296}')), `${P}.flags: expected an integer between 0 and 4294967295`);
-    assert.equal(errorOf(req('{"droppedAttributesCount":-1}')), `${P}.droppedAttributesCount: expected an integer between 0 and 4294967295`);
+    assert.equal(
+      errorOf(req('{"droppedAttributesCount":-1}')),
+      `${P}.droppedAttributesCount: expected an integer between 0 and 4294967295`,
+    );
   });
 });
 
@@ -105,12 +135,19 @@ void describe('decodeLogsJson: accepted forms', () => {
     assert.equal(one(req('{"timeUnixNano":"1764547200123456789"}')).timeUnixNano, 1_764_547_200_123_456_789n);
     assert.equal(one(req('{"timeUnixNano":1764547200123456789}')).timeUnixNano, 1_764_547_200_123_456_789n);
     assert.equal(one(req('{"timeUnixNano":1764547200}')).timeUnixNano, 1_764_547_200n);
-    assert.deepStrictEqual(one(req('{"body":{"intValue":-9223372036854775808}}')).body, { kind: 'int', value: -(2n ** 63n) });
+    assert.deepStrictEqual(one(req('{"body":{"intValue":-9223372036854775808}}')).body, {
+      kind: 'int',
+      value: -(2n ** 63n),
+    });
     assert.deepStrictEqual(one(req('{"body":{"intValue":"-42"}}')).body, { kind: 'int', value: -42n });
   });
 
   void test('the exact slow path keeps escaped strings and other fields intact', () => {
-    const rec = one(req('{"severityText":"a\\"b\\u00e9","timeUnixNano":18446744073709551615,"attributes":[{"key":"__proto__","value":{"stringValue":"\\n"}}]}'));
+    const rec = one(
+      req(
+        '{"severityText":"a\\"b\\u00e9","timeUnixNano":18446744073709551615,"attributes":[{"key":"__proto__","value":{"stringValue":"\\n"}}]}',
+      ),
+    );
     assert.equal(rec.severityText, 'a"bé');
     assert.equal(rec.timeUnixNano, 2n ** 64n - 1n);
     assert.deepStrictEqual(rec.attributes, [{ key: '__proto__', value: { kind: 'string', value: '\n' } }]);
@@ -120,8 +157,14 @@ void describe('decodeLogsJson: accepted forms', () => {
     const want = { kind: 'bytes', value: Uint8Array.from([0xfb, 0xff, 0xbf]) };
     assert.deepStrictEqual(one(req('{"body":{"bytesValue":"+/+/"}}')).body, want);
     assert.deepStrictEqual(one(req('{"body":{"bytesValue":"-_-_"}}')).body, want);
-    assert.deepStrictEqual(one(req('{"body":{"bytesValue":"AQ"}}')).body, { kind: 'bytes', value: Uint8Array.from([1]) });
-    assert.deepStrictEqual(one(req('{"body":{"bytesValue":"AQ=="}}')).body, { kind: 'bytes', value: Uint8Array.from([1]) });
+    assert.deepStrictEqual(one(req('{"body":{"bytesValue":"AQ"}}')).body, {
+      kind: 'bytes',
+      value: Uint8Array.from([1]),
+    });
+    assert.deepStrictEqual(one(req('{"body":{"bytesValue":"AQ=="}}')).body, {
+      kind: 'bytes',
+      value: Uint8Array.from([1]),
+    });
   });
 
   void test('doubleValue accepts numbers, numeric strings and the special strings', () => {
@@ -160,7 +203,9 @@ void describe('decodeLogsJson: accepted forms', () => {
   });
 
   void test('records of one scopeLogs share scope and resource objects', () => {
-    const r = decodeLogsJson('{"resourceLogs":[{"scopeLogs":[{"scope":{"name":"s"},"logRecords":[{},{}]},{"logRecords":[{}]}]}]}');
+    const r = decodeLogsJson(
+      '{"resourceLogs":[{"scopeLogs":[{"scope":{"name":"s"},"logRecords":[{},{}]},{"logRecords":[{}]}]}]}',
+    );
     assert.ok(r.ok);
     const [a, b, c] = r.value;
     assert.ok(a && b && c);

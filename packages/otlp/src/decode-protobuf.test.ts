@@ -35,7 +35,10 @@ void describe('decodeLogsProtobuf: malformed input is an error value with a prec
   });
 
   void test('a length running past the end of the request is reported as truncation with field and offset', () => {
-    assert.equal(errorOf(Uint8Array.from([0x0a, 0x05, 0x12, 0x03])), 'truncated length-delimited field 1 in ExportLogsServiceRequest at byte 1');
+    assert.equal(
+      errorOf(Uint8Array.from([0x0a, 0x05, 0x12, 0x03])),
+      'truncated length-delimited field 1 in ExportLogsServiceRequest at byte 1',
+    );
   });
 
   void test('a LogRecord field whose length overruns its LogRecord (not just the buffer) is truncation', () => {
@@ -59,14 +62,29 @@ void describe('decodeLogsProtobuf: malformed input is an error value with a prec
   });
 
   void test('group wire types 3 and 4 are rejected, for known and unknown fields', () => {
-    assert.equal(errorOf(Uint8Array.from([0x0b])), 'wire type 3 (group) is not valid in OTLP (field 1 in ExportLogsServiceRequest) at byte 0');
-    assert.equal(errorOf(Uint8Array.from([0x2c])), 'wire type 4 (group) is not valid in OTLP (field 5 in ExportLogsServiceRequest) at byte 0');
-    assert.match(errorOf(oneRecordRequest(key(99, 3))), /^wire type 3 \(group\) is not valid in OTLP \(field 99 in LogRecord\) at byte 6$/);
+    assert.equal(
+      errorOf(Uint8Array.from([0x0b])),
+      'wire type 3 (group) is not valid in OTLP (field 1 in ExportLogsServiceRequest) at byte 0',
+    );
+    assert.equal(
+      errorOf(Uint8Array.from([0x2c])),
+      'wire type 4 (group) is not valid in OTLP (field 5 in ExportLogsServiceRequest) at byte 0',
+    );
+    assert.match(
+      errorOf(oneRecordRequest(key(99, 3))),
+      /^wire type 3 \(group\) is not valid in OTLP \(field 99 in LogRecord\) at byte 6$/,
+    );
   });
 
   void test('wire types 6 and 7 are rejected', () => {
-    assert.equal(errorOf(Uint8Array.from([0x2e])), 'wire type 6 is not valid in protobuf (field 5 in ExportLogsServiceRequest) at byte 0');
-    assert.equal(errorOf(Uint8Array.from([0x2f])), 'wire type 7 is not valid in protobuf (field 5 in ExportLogsServiceRequest) at byte 0');
+    assert.equal(
+      errorOf(Uint8Array.from([0x2e])),
+      'wire type 6 is not valid in protobuf (field 5 in ExportLogsServiceRequest) at byte 0',
+    );
+    assert.equal(
+      errorOf(Uint8Array.from([0x2f])),
+      'wire type 7 is not valid in protobuf (field 5 in ExportLogsServiceRequest) at byte 0',
+    );
   });
 
   void test('a known field with the wrong wire type is rejected with the field name and both wire types', () => {
@@ -74,17 +92,29 @@ void describe('decodeLogsProtobuf: malformed input is an error value with a prec
       errorOf(oneRecordRequest(vfield(1, 5))),
       'field 1 (time_unix_nano) in LogRecord has wire type 0 (VARINT), expected 1 (I64) at byte 6',
     );
-    assert.match(errorOf(oneRecordRequest(vfield(5, 1))), /^field 5 \(body\) in LogRecord has wire type 0 \(VARINT\), expected 2 \(LEN\)/);
-    assert.match(errorOf(oneRecordRequest(body(str(3, 'x')))), /^field 3 \(int_value\) in AnyValue has wire type 2 \(LEN\), expected 0 \(VARINT\)/);
+    assert.match(
+      errorOf(oneRecordRequest(vfield(5, 1))),
+      /^field 5 \(body\) in LogRecord has wire type 0 \(VARINT\), expected 2 \(LEN\)/,
+    );
+    assert.match(
+      errorOf(oneRecordRequest(body(str(3, 'x')))),
+      /^field 3 \(int_value\) in AnyValue has wire type 2 \(LEN\), expected 0 \(VARINT\)/,
+    );
   });
 
   void test('field number 0 is rejected', () => {
-    assert.equal(errorOf(Uint8Array.from([0x02, 0x00])), 'invalid field number 0 in ExportLogsServiceRequest at byte 0');
+    assert.equal(
+      errorOf(Uint8Array.from([0x02, 0x00])),
+      'invalid field number 0 in ExportLogsServiceRequest at byte 0',
+    );
   });
 
   void test('overlong keys and lengths are not truncated to their low 32 bits', () => {
     // key = 0x0A + 2^35: its low 32 bits would read as field 1 / LEN
-    assert.equal(errorOf(Uint8Array.from([0x8a, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00])), 'field number out of range in ExportLogsServiceRequest at byte 0');
+    assert.equal(
+      errorOf(Uint8Array.from([0x8a, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00])),
+      'field number out of range in ExportLogsServiceRequest at byte 0',
+    );
     // length = 2^32 + 1: its low 32 bits would read as 1
     const bytes = cat([0x0a], varint(2n ** 32n + 1n), [0x00]);
     assert.equal(errorOf(bytes), 'truncated length-delimited field 1 in ExportLogsServiceRequest at byte 1');
@@ -98,19 +128,31 @@ void describe('decodeLogsProtobuf: malformed input is an error value with a prec
     };
     const okRec = only(oneRecordRequest(body(nest(MAX_ANY_VALUE_DEPTH))));
     assert.equal(okRec.body?.kind, 'array');
-    assert.match(errorOf(oneRecordRequest(body(nest(MAX_ANY_VALUE_DEPTH + 1)))), /^AnyValue nested deeper than 64 levels at byte \d+$/);
+    assert.match(
+      errorOf(oneRecordRequest(body(nest(MAX_ANY_VALUE_DEPTH + 1)))),
+      /^AnyValue nested deeper than 64 levels at byte \d+$/,
+    );
     // a very deep (hostile) message is refused without exhausting the stack
     assert.match(errorOf(oneRecordRequest(body(nest(5000)))), /nested deeper/);
   });
 
   void test('invalid UTF-8 in a string field is rejected; a genuine U+FFFD is accepted', () => {
-    assert.match(errorOf(oneRecordRequest(ld(3, Uint8Array.from([0x41, 0xff, 0x42])))), /^field 3 in LogRecord is not valid UTF-8 at byte \d+$/);
+    assert.match(
+      errorOf(oneRecordRequest(ld(3, Uint8Array.from([0x41, 0xff, 0x42])))),
+      /^field 3 in LogRecord is not valid UTF-8 at byte \d+$/,
+    );
     assert.equal(only(oneRecordRequest(str(3, 'a\uFFFDb'))).severityText, 'a\uFFFDb');
   });
 
   void test('every truncation of a valid request is an error value or a shorter valid request, never a throw', () => {
     const full = cat(
-      oneRecordRequest(f64(1, 1_764_547_200_000_000_000n), vfield(2, 9), str(3, 'INFO'), body(str(1, 'héllo')), ld(6, str(1, 'k'), ld(2, vfield(3, -1)))),
+      oneRecordRequest(
+        f64(1, 1_764_547_200_000_000_000n),
+        vfield(2, 9),
+        str(3, 'INFO'),
+        body(str(1, 'héllo')),
+        ld(6, str(1, 'k'), ld(2, vfield(3, -1))),
+      ),
       oneRecordRequest(ld(9, new Uint8Array(16).fill(7))),
     );
     for (let n = 0; n < full.length; n++) {
@@ -150,7 +192,10 @@ void describe('decodeLogsProtobuf: protobuf semantics', () => {
 
   void test('oneof: the last member on the wire wins', () => {
     assert.deepStrictEqual(only(oneRecordRequest(body(str(1, 'a'), vfield(3, 7)))).body, { kind: 'int', value: 7n });
-    assert.deepStrictEqual(only(oneRecordRequest(body(vfield(3, 7), vfield(2, 1)))).body, { kind: 'bool', value: true });
+    assert.deepStrictEqual(only(oneRecordRequest(body(vfield(3, 7), vfield(2, 1)))).body, {
+      kind: 'bool',
+      value: true,
+    });
   });
 
   void test('bool_value is true for any non-zero varint, even one whose low 32 bits are zero', () => {
@@ -166,7 +211,13 @@ void describe('decodeLogsProtobuf: protobuf semantics', () => {
 
   void test('non-repeated messages seen twice are merged (body arrays append, resource and scope merge)', () => {
     const rec = only(oneRecordRequest(body(ld(5, ld(1, str(1, 'a')))), body(ld(5, ld(1, str(1, 'b'))))));
-    assert.deepStrictEqual(rec.body, { kind: 'array', values: [{ kind: 'string', value: 'a' }, { kind: 'string', value: 'b' }] });
+    assert.deepStrictEqual(rec.body, {
+      kind: 'array',
+      values: [
+        { kind: 'string', value: 'a' },
+        { kind: 'string', value: 'b' },
+      ],
+    });
     const bytes = ld(
       1,
       ld(1, ld(1, str(1, 'a'))),
@@ -174,7 +225,10 @@ void describe('decodeLogsProtobuf: protobuf semantics', () => {
       ld(2, ld(1, str(1, 'lib'), str(2, '1.0')), ld(1, str(1, 'lib2')), ld(2)),
     );
     const merged = only(bytes);
-    assert.deepStrictEqual(merged.resource.attributes.map((kv) => kv.key), ['a', 'b']);
+    assert.deepStrictEqual(
+      merged.resource.attributes.map((kv) => kv.key),
+      ['a', 'b'],
+    );
     assert.equal(merged.resource.droppedAttributesCount, 3);
     assert.equal(merged.scope.name, 'lib2');
     assert.equal(merged.scope.version, '1.0');
@@ -222,7 +276,9 @@ void describe('decodeLogsProtobuf: protobuf semantics', () => {
 
   void test('string_value_strindex (profiles only) leaves no value; key_strindex is ignored', () => {
     assert.deepStrictEqual(only(oneRecordRequest(body(str(1, 'x'), vfield(8, 3)))).body, { kind: 'empty' });
-    assert.deepStrictEqual(only(oneRecordRequest(ld(6, str(1, 'k'), vfield(3, 4)))).attributes, [{ key: 'k', value: { kind: 'empty' } }]);
+    assert.deepStrictEqual(only(oneRecordRequest(ld(6, str(1, 'k'), vfield(3, 4)))).attributes, [
+      { key: 'k', value: { kind: 'empty' } },
+    ]);
   });
 
   void test('input given as a subarray of a larger buffer is read at the right offsets', () => {

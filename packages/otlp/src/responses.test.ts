@@ -19,7 +19,10 @@ void describe('responses', () => {
 
   void test('google.rpc.Status omits proto3 defaults and sign-extends a negative code to 10 bytes', () => {
     assert.equal(encodeRpcStatus('protobuf', 0, '').length, 0);
-    assert.deepStrictEqual([...encodeRpcStatus('protobuf', -1, '')], [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+    assert.deepStrictEqual(
+      [...encodeRpcStatus('protobuf', -1, '')],
+      [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+    );
   });
 
   void test('google.rpc.Status protobuf with a long UTF-8 message uses a multi-byte length', () => {
@@ -30,6 +33,9 @@ void describe('responses', () => {
   });
 
   void test('google.rpc.Status JSON has code and message keys', () => {
-    assert.deepStrictEqual(JSON.parse(Buffer.from(encodeRpcStatus('json', 3, 'bad "x"')).toString()), { code: 3, message: 'bad "x"' });
+    assert.deepStrictEqual(JSON.parse(Buffer.from(encodeRpcStatus('json', 3, 'bad "x"')).toString()), {
+      code: 3,
+      message: 'bad "x"',
+    });
   });
 });

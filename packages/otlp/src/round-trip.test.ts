@@ -37,7 +37,8 @@ void describe('encode → decode round trip', () => {
         for (let i = 1; i < records.length; i++) {
           const sameResource = records[i]!.resource === records[i - 1]!.resource;
           assert.equal(r.value[i]!.resource === r.value[i - 1]!.resource, sameResource);
-          if (sameResource) assert.equal(r.value[i]!.scope === r.value[i - 1]!.scope, records[i]!.scope === records[i - 1]!.scope);
+          if (sameResource)
+            assert.equal(r.value[i]!.scope === r.value[i - 1]!.scope, records[i]!.scope === records[i - 1]!.scope);
         }
       }),
       { numRuns: 100 },
@@ -58,22 +59,31 @@ void describe('fuzzing: decoders return a Result for any input and never throw',
 
   void test('truncations of valid requests', () => {
     fc.assert(
-      fc.property(logRecordsArb.filter((r) => r.length > 0), fc.double({ min: 0, max: 1, noNaN: true }), (records, cut) => {
-        const full = encodeLogsProtobuf(records);
-        const n = Math.floor(full.length * cut);
-        assertResultShape(decodeLogsProtobuf(full.subarray(0, n)));
-      }),
+      fc.property(
+        logRecordsArb.filter((r) => r.length > 0),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (records, cut) => {
+          const full = encodeLogsProtobuf(records);
+          const n = Math.floor(full.length * cut);
+          assertResultShape(decodeLogsProtobuf(full.subarray(0, n)));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   void test('valid requests with one byte replaced', () => {
     fc.assert(
-      fc.property(logRecordsArb.filter((r) => r.length > 0), fc.nat(), fc.integer({ min: 0, max: 255 }), (records, at, b) => {
-        const bytes = encodeLogsProtobuf(records);
-        bytes[at % bytes.length] = b;
-        assertResultShape(decodeLogsProtobuf(bytes));
-      }),
+      fc.property(
+        logRecordsArb.filter((r) => r.length > 0),
+        fc.nat(),
+        fc.integer({ min: 0, max: 255 }),
+        (records, at, b) => {
+          const bytes = encodeLogsProtobuf(records);
+          bytes[at % bytes.length] = b;
+          assertResultShape(decodeLogsProtobuf(bytes));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -84,8 +94,26 @@ void describe('fuzzing: decoders return a Result for any input and never throw',
         { depthSize: 'small' },
         fc.jsonValue(),
         fc.dictionary(
-          fc.constantFrom('resourceLogs', 'scopeLogs', 'logRecords', 'resource', 'scope', 'attributes', 'body', 'values', 'key', 'value',
-            'arrayValue', 'kvlistValue', 'intValue', 'doubleValue', 'bytesValue', 'traceId', 'timeUnixNano', 'flags'),
+          fc.constantFrom(
+            'resourceLogs',
+            'scopeLogs',
+            'logRecords',
+            'resource',
+            'scope',
+            'attributes',
+            'body',
+            'values',
+            'key',
+            'value',
+            'arrayValue',
+            'kvlistValue',
+            'intValue',
+            'doubleValue',
+            'bytesValue',
+            'traceId',
+            'timeUnixNano',
+            'flags',
+          ),
           tie('node'),
           { maxKeys: 4 },
         ),

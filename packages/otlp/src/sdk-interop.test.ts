@@ -74,7 +74,13 @@ void describe('decoding what the real OTel JS SDK serializers write', () => {
     });
     const logger = provider.getLogger('orders', '2.1.0', { schemaUrl: 'https://opentelemetry.io/schemas/1.30.0' });
     const big: [number, number] = [1_764_547_200, 987_654_321];
-    logger.emit({ severityNumber: SeverityNumber.WARN, severityText: 'WARN', body: 'slow order', timestamp: big, attributes: { n: -7, ok: true } });
+    logger.emit({
+      severityNumber: SeverityNumber.WARN,
+      severityText: 'WARN',
+      body: 'slow order',
+      timestamp: big,
+      attributes: { n: -7, ok: true },
+    });
     logger.emit({ body: { nested: [1, 'x', { deep: 2.5 }] }, eventName: 'order.slow' });
     await provider.forceFlush();
     const sdk = exporter.getFinishedLogRecords();

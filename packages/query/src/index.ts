@@ -60,7 +60,16 @@ export type { ParsedQuery, Span } from './parser.js';
 export { parseQuerySyntax, parseTimeSpec } from './parser.js';
 export { parseQuery } from './parse-query.js';
 export { pinnedTemplateId, topLevelConjuncts, validateQuery } from './validate.js';
-export { printFloat, printLiteral, printPath, printPredicate, printQuery, printStage, printString, printTime } from './printer.js';
+export {
+  printFloat,
+  printLiteral,
+  printPath,
+  printPredicate,
+  printQuery,
+  printStage,
+  printString,
+  printTime,
+} from './printer.js';
 export { parseStructuredQuery } from './structured.js';
 export type { JsonValue } from './json-exact.js';
 export { MAX_JSON_DEPTH, parseJsonExact } from './json-exact.js';

@@ -81,8 +81,7 @@ export type SeverityName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fata
 
 /** Severity operand: a band name or a raw SeverityNumber (0–255). */
 export type SeverityLevel =
-  | { readonly kind: 'name'; readonly name: SeverityName }
-  | { readonly kind: 'number'; readonly value: number };
+  { readonly kind: 'name'; readonly name: SeverityName } | { readonly kind: 'number'; readonly value: number };
 
 /** String-matching functions. */
 export type StrFn = 'contains' | 'matches' | 'starts_with' | 'ends_with';
@@ -135,14 +134,7 @@ export interface ResolvesToNode {
 
 /** A predicate node. */
 export type Predicate =
-  | AndNode
-  | OrNode
-  | NotNode
-  | BoolNode
-  | SeverityNode
-  | CompareNode
-  | StrCallNode
-  | ResolvesToNode;
+  AndNode | OrNode | NotNode | BoolNode | SeverityNode | CompareNode | StrCallNode | ResolvesToNode;
 
 /**
  * A point in time as written: `now`, `now + offsetNs` (`-15m` is offset −15 min), or an absolute instant.
@@ -231,7 +223,14 @@ const SEVERITY_FLOORS: Readonly<Record<SeverityName, number>> = Object.freeze({
 });
 
 /** Severity names in band order. */
-export const SEVERITY_NAMES: readonly SeverityName[] = Object.freeze(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+export const SEVERITY_NAMES: readonly SeverityName[] = Object.freeze([
+  'trace',
+  'debug',
+  'info',
+  'warn',
+  'error',
+  'fatal',
+]);
 
 /**
  * The OTel band of a severity name: `floor` to `ceil` inclusive (e.g. `error` is 17–20). `==`/`!=` with a name
@@ -292,7 +291,8 @@ function freezeTerms(by: readonly GroupTerm[]): readonly GroupTerm[] {
 
 /** Frozen factories for statements. */
 export const Queries = f({
-  logs: (predicate: Predicate, stages: readonly Stage[]): LogQuery => f({ kind: 'logs', predicate, stages: f([...stages]) }),
+  logs: (predicate: Predicate, stages: readonly Stage[]): LogQuery =>
+    f({ kind: 'logs', predicate, stages: f([...stages]) }),
   drift: (from: TimeSpec, to: TimeSpec): DriftQuery => f({ kind: 'drift', from: fz(from), to: fz(to) }),
 });
 

@@ -10,7 +10,8 @@ import type { QueryError } from './errors.js';
 import { queryError } from './errors.js';
 
 /** A JSON value; objects have no prototype and integers beyond ±(2^53−1) are `bigint`. */
-export type JsonValue = null | boolean | string | number | bigint | readonly JsonValue[] | { readonly [k: string]: JsonValue };
+export type JsonValue =
+  null | boolean | string | number | bigint | readonly JsonValue[] | { readonly [k: string]: JsonValue };
 
 /** Deepest accepted array/object nesting. */
 export const MAX_JSON_DEPTH = 256;
@@ -116,7 +117,16 @@ export function parseJsonExact(text: string): Result<JsonValue, QueryError> {
       if (c.charCodeAt(0) < 0x20) fail('control character in JSON string');
       if (c === '\\') {
         const e = text[i + 1];
-        const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+        const simple: Record<string, string> = {
+          '"': '"',
+          '\\': '\\',
+          '/': '/',
+          b: '\b',
+          f: '\f',
+          n: '\n',
+          r: '\r',
+          t: '\t',
+        };
         if (e !== undefined && simple[e] !== undefined) {
           s += simple[e];
           i += 2;
@@ -137,7 +147,9 @@ export function parseJsonExact(text: string): Result<JsonValue, QueryError> {
     return ok(v);
   } catch (e) {
     if (e instanceof Bad) {
-      return err(queryError(`request body is not valid JSON: ${e.message} at ${e.at}`, e.at, Math.min(e.at + 1, text.length)));
+      return err(
+        queryError(`request body is not valid JSON: ${e.message} at ${e.at}`, e.at, Math.min(e.at + 1, text.length)),
+      );
     }
     throw e;
   }

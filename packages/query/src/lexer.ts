@@ -50,7 +50,9 @@ export function lex(text: string): Result<readonly Token[], QueryError> {
     const start = i;
     const cp = c.charCodeAt(0);
     if (cp < 0x20 || cp === 0x7f) {
-      return err(queryError(`${describeChar(c)} at ${i}: a query is a single line without control characters`, i, i + 1));
+      return err(
+        queryError(`${describeChar(c)} at ${i}: a query is a single line without control characters`, i, i + 1),
+      );
     }
     if (isLetter(c)) {
       while (i < n && isIdentChar(text[i])) i++;
@@ -75,7 +77,11 @@ export function lex(text: string): Result<readonly Token[], QueryError> {
         kind = 'float';
       }
       const u = text[i];
-      if (kind === 'int' && (u === 's' || u === 'm' || u === 'h' || u === 'd' || u === 'w') && !isIdentChar(text[i + 1])) {
+      if (
+        kind === 'int' &&
+        (u === 's' || u === 'm' || u === 'h' || u === 'd' || u === 'w') &&
+        !isIdentChar(text[i + 1])
+      ) {
         i++;
         const ns = BigInt(text.slice(start, i - 1)) * DURATION_UNIT_NS[u];
         out.push({ kind: 'duration', text: text.slice(start, i), start, end: i, ns });

@@ -78,7 +78,10 @@ describe('predicate grammar', () => {
     assert.equal(p.kind === 'and' && p.operands[0]?.kind, 'or');
   });
   test('symbolic operators equal keyword operators', () => {
-    assert.deepStrictEqual(pred('!lossy == true && flags == 1 || true'), pred('not lossy == true and flags == 1 or true'));
+    assert.deepStrictEqual(
+      pred('!lossy == true && flags == 1 || true'),
+      pred('not lossy == true and flags == 1 or true'),
+    );
   });
   test('not applies to one primary, and not not is rejected', () => {
     assert.equal(pred('not lossy == true and true').kind, 'and');
@@ -127,11 +130,17 @@ describe('paths', () => {
   });
   test('bracket keys may hold any text and print in bracket form', () => {
     const p = pred('resource["k-8 s: #x"] == "v"');
-    assert.deepStrictEqual(p, Predicates.compare(Paths.attr('resource', 'k-8 s: #x'), '==', { kind: 'string', value: 'v' }));
+    assert.deepStrictEqual(
+      p,
+      Predicates.compare(Paths.attr('resource', 'k-8 s: #x'), '==', { kind: 'string', value: 'v' }),
+    );
     assert.match(printQuery(q('resource["k-8 s"] == "v"')), /^resource\["k-8 s"\] == "v"$/);
   });
   test('keywords are allowed as dotted key segments', () => {
-    assert.deepStrictEqual(pred('attr.and.or == "x"'), Predicates.compare(Paths.attr('attr', 'and.or'), '==', { kind: 'string', value: 'x' }));
+    assert.deepStrictEqual(
+      pred('attr.and.or == "x"'),
+      Predicates.compare(Paths.attr('attr', 'and.or'), '==', { kind: 'string', value: 'x' }),
+    );
   });
   test('an empty bracket key is rejected', () => {
     assert.match(bad('attr[""] == "x"').message, /empty attribute key at 5/);
@@ -161,7 +170,10 @@ describe('severity', () => {
 describe('template ids', () => {
   test('u64 template ids above 2^53 stay exact', () => {
     const big = 18446744073709551615n;
-    assert.deepStrictEqual(pred(`template_id == ${big}`), Predicates.compare(Paths.field('template_id'), '==', { kind: 'int', value: big }));
+    assert.deepStrictEqual(
+      pred(`template_id == ${big}`),
+      Predicates.compare(Paths.field('template_id'), '==', { kind: 'int', value: big }),
+    );
     assert.deepStrictEqual(pred('resolves_to(9007199254740993)'), Predicates.resolvesTo(9007199254740993n));
     assert.equal(printQuery(q('resolves_to(9007199254740993)')), 'resolves_to(9007199254740993)');
   });
@@ -180,7 +192,20 @@ describe('stages', () => {
     );
     assert.ok(ir.ok);
     const kinds = (ir.value.query as LogQuery).stages.map((s) => (s.kind === 'aggregate' ? s.fn : s.kind));
-    assert.deepStrictEqual(kinds, ['range', 'count', 'avg', 'min', 'max', 'sum', 'sort', 'sort', 'sort', 'project', 'render', 'limit']);
+    assert.deepStrictEqual(kinds, [
+      'range',
+      'count',
+      'avg',
+      'min',
+      'max',
+      'sum',
+      'sort',
+      'sort',
+      'sort',
+      'project',
+      'render',
+      'limit',
+    ]);
     const st = (ir.value.query as LogQuery).stages;
     assert.deepStrictEqual(st[6], Stages.sort('count', true));
     assert.deepStrictEqual(st[7], Stages.sort('ts', false));

@@ -234,7 +234,10 @@ class Parser {
 
   private isPathStart(): boolean {
     const t = this.peek();
-    return t.kind === 'ident' && ((FIELD_NAMES as readonly string[]).includes(t.text) || t.text === 'resource' || t.text === 'attr');
+    return (
+      t.kind === 'ident' &&
+      ((FIELD_NAMES as readonly string[]).includes(t.text) || t.text === 'resource' || t.text === 'attr')
+    );
   }
 
   private path(): Path {
@@ -332,7 +335,11 @@ class Parser {
       if (this.is('-') || this.is('+')) {
         const m = this.peek();
         throw new Failure(
-          queryError(`unexpected token '${m.text}' at ${m.start}: relative times are written -1h, not now-1h`, m.start, m.end),
+          queryError(
+            `unexpected token '${m.text}' at ${m.start}: relative times are written -1h, not now-1h`,
+            m.start,
+            m.end,
+          ),
         );
       }
       return this.mark(Object.freeze({ kind: 'now' }), t.start);
@@ -347,7 +354,8 @@ class Parser {
       this.next();
     }
     const d = this.peek();
-    if (d.kind !== 'duration') this.fail(d, neg ? 'a duration like 15m' : 'a time (now, -15m or an RFC 3339 timestamp)');
+    if (d.kind !== 'duration')
+      this.fail(d, neg ? 'a duration like 15m' : 'a time (now, -15m or an RFC 3339 timestamp)');
     this.next();
     const ns = d.ns ?? 0n;
     return this.mark(Object.freeze({ kind: 'relative', offsetNs: neg ? -ns : ns }), t.start);
@@ -356,7 +364,8 @@ class Parser {
   private stage(): Stage {
     const t = this.peek();
     const start = t.start;
-    if (t.kind !== 'ident') return this.fail(t, 'a stage (range, limit, count, sum, min, max, avg, sort, project, render)');
+    if (t.kind !== 'ident')
+      return this.fail(t, 'a stage (range, limit, count, sum, min, max, avg, sort, project, render)');
     switch (t.text) {
       case 'range': {
         this.next();

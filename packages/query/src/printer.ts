@@ -120,7 +120,9 @@ export function printTime(t: TimeSpec): string {
 export function printPredicate(p: Predicate): string {
   switch (p.kind) {
     case 'and':
-      return p.operands.map((o) => (o.kind === 'and' || o.kind === 'or' ? `(${printPredicate(o)})` : printPredicate(o))).join(' and ');
+      return p.operands
+        .map((o) => (o.kind === 'and' || o.kind === 'or' ? `(${printPredicate(o)})` : printPredicate(o)))
+        .join(' and ');
     case 'or':
       return p.operands.map((o) => (o.kind === 'or' ? `(${printPredicate(o)})` : printPredicate(o))).join(' or ');
     case 'not': {
@@ -152,7 +154,8 @@ function printTerm(t: GroupTerm): string {
   }
 }
 
-const by = (terms: readonly GroupTerm[]): string => (terms.length === 0 ? '' : ` by ${terms.map(printTerm).join(', ')}`);
+const by = (terms: readonly GroupTerm[]): string =>
+  terms.length === 0 ? '' : ` by ${terms.map(printTerm).join(', ')}`;
 
 /** One stage, without the leading `|`. */
 export function printStage(s: Stage): string {

@@ -26,14 +26,26 @@ const PAIRS: readonly [string, string][] = [
     'service == "checkout" and severity >= warn | range(-15m, now) | limit 50',
     '{"predicate":{"and":[{"field":"service","op":"==","value":"checkout"},{"field":"severity","op":">=","value":"warn"}]},"stages":[{"range":{"from":"-15m","to":"now"}},{"limit":50}]}',
   ],
-  ['trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"', '{"predicate":{"field":"trace_id","op":"==","value":"4bf92f3577b34da6a3ce929d0e0e4736"}}'],
+  [
+    'trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"',
+    '{"predicate":{"field":"trace_id","op":"==","value":"4bf92f3577b34da6a3ce929d0e0e4736"}}',
+  ],
   [
     'template_id == 42 | range(2026-06-01T00:00:00Z, 2026-06-02T00:00:00Z)',
     '{"predicate":{"field":"template_id","op":"==","value":42},"stages":[{"range":{"from":"2026-06-01T00:00:00Z","to":"2026-06-02T00:00:00Z"}}]}',
   ],
-  ['resolves_to(42) | range(-7d, now) | count', '{"predicate":{"call":"resolves_to","args":[42]},"stages":[{"range":{"from":"-7d","to":"now"}},{"count":{}}]}'],
-  ['true | range(-1h, now) | count by template_id', '{"predicate":{"const":true},"stages":[{"range":{"from":"-1h","to":"now"}},{"count":{"by":["template_id"]}}]}'],
-  ['service == "api" | count by severity, bucket(5m)', '{"predicate":{"field":"service","op":"==","value":"api"},"stages":[{"count":{"by":["severity",{"bucket":"5m"}]}}]}'],
+  [
+    'resolves_to(42) | range(-7d, now) | count',
+    '{"predicate":{"call":"resolves_to","args":[42]},"stages":[{"range":{"from":"-7d","to":"now"}},{"count":{}}]}',
+  ],
+  [
+    'true | range(-1h, now) | count by template_id',
+    '{"predicate":{"const":true},"stages":[{"range":{"from":"-1h","to":"now"}},{"count":{"by":["template_id"]}}]}',
+  ],
+  [
+    'service == "api" | count by severity, bucket(5m)',
+    '{"predicate":{"field":"service","op":"==","value":"api"},"stages":[{"count":{"by":["severity",{"bucket":"5m"}]}}]}',
+  ],
   [
     'template_id == 7 | range(-1d, now) | count by param(0), bucket(1h)',
     '{"predicate":{"field":"template_id","op":"==","value":7},"stages":[{"range":{"from":"-1d","to":"now"}},{"count":{"by":[{"param":0},{"bucket":"1h"}]}}]}',
@@ -42,13 +54,22 @@ const PAIRS: readonly [string, string][] = [
     'attr["http.route"] == "/cart" and not (resource.k8s.namespace.name == "dev")',
     '{"predicate":{"and":[{"field":{"attr":"http.route"},"op":"==","value":"/cart"},{"not":{"field":{"resource":"k8s.namespace.name"},"op":"==","value":"dev"}}]}}',
   ],
-  ['sum(attr.cost_usd) by attr.model', '{"predicate":{"const":true},"stages":[{"sum":{"attr":"cost_usd"},"by":[{"attr":"model"}]}]}'],
+  [
+    'sum(attr.cost_usd) by attr.model',
+    '{"predicate":{"const":true},"stages":[{"sum":{"attr":"cost_usd"},"by":[{"attr":"model"}]}]}',
+  ],
   [
     'lossy == true or confidence < 0.8 | limit 20',
     '{"predicate":{"or":[{"field":"lossy","op":"==","value":true},{"field":"confidence","op":"<","value":0.8}]},"stages":[{"limit":20}]}',
   ],
-  ['event_name == "claude_code.api_request" | count by service', '{"predicate":{"field":"event_name","op":"==","value":"claude_code.api_request"},"stages":[{"count":{"by":["service"]}}]}'],
-  ['contains(body, "timeout") | range(-1h, now)', '{"predicate":{"call":"contains","args":["body","timeout"]},"stages":[{"range":{"from":"-1h","to":"now"}}]}'],
+  [
+    'event_name == "claude_code.api_request" | count by service',
+    '{"predicate":{"field":"event_name","op":"==","value":"claude_code.api_request"},"stages":[{"count":{"by":["service"]}}]}',
+  ],
+  [
+    'contains(body, "timeout") | range(-1h, now)',
+    '{"predicate":{"call":"contains","args":["body","timeout"]},"stages":[{"range":{"from":"-1h","to":"now"}}]}',
+  ],
   ['drift from -7d to now', '{"drift":{"from":"-7d","to":"now"}}'],
 ];
 
@@ -69,7 +90,9 @@ describe('structured JSON equals text for every section 2.4 example', () => {
 describe('structured surface details', () => {
   test('sort, project and render stages', () => {
     assert.deepStrictEqual(
-      structured('{"predicate":{"const":true},"stages":[{"sort":{"key":"ts","desc":true}},{"project":["body",{"attr":"u"}]}]}'),
+      structured(
+        '{"predicate":{"const":true},"stages":[{"sort":{"key":"ts","desc":true}},{"project":["body",{"attr":"u"}]}]}',
+      ),
       text('true | sort ts desc | project body, attr.u'),
     );
     const r = parseStructuredQuery({ predicate: { const: true }, stages: [{ render: null }] });
@@ -90,7 +113,10 @@ describe('structured surface details', () => {
       [{ predicate: { field: 'nope', op: '==', value: 1 } }, /^\$\.predicate\.field: unknown field "nope"/],
       [{ predicate: { field: 'severity', op: '=~', value: 'x' } }, /ordering operator/],
       [{ predicate: { and: [] } }, /non-empty array/],
-      [{ predicate: { const: true }, stages: [{ count: { by: [{ bucket: '5x' }] } }] }, /^\$\.stages\[0\]\.count\.by\[0\]\.bucket/],
+      [
+        { predicate: { const: true }, stages: [{ count: { by: [{ bucket: '5x' }] } }] },
+        /^\$\.stages\[0\]\.count\.by\[0\]\.bucket/,
+      ],
       [{ drift: { from: 'now-1h', to: 'now' } }, /^\$\.drift\.from/],
       [{ predicate: { const: true }, stages: [{ limit: -1 }] }, /^\$\.stages\[0\]\.limit: expected an integer/],
       ['just a string', /^\$: expected an object/],
@@ -115,7 +141,10 @@ describe('request body modes', () => {
     assert.deepStrictEqual(parseRequestBody('application/json', JSON.stringify({ query: dsl })), parseQuery(dsl));
   });
   test('content type parameters and case are ignored', () => {
-    assert.deepStrictEqual(parseRequestBody('Application/JSON; charset=utf-8', JSON.stringify({ query: dsl })), parseQuery(dsl));
+    assert.deepStrictEqual(
+      parseRequestBody('Application/JSON; charset=utf-8', JSON.stringify({ query: dsl })),
+      parseQuery(dsl),
+    );
   });
   test('other JSON is the structured form', () => {
     const r = parseRequestBody('application/json', '{"predicate":{"const":true}}');

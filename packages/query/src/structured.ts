@@ -10,7 +10,21 @@ import type { Result } from '@sluice/core';
 import { err } from '@sluice/core';
 import type { QueryError } from './errors.js';
 import { MAX_NESTING_DEPTH, queryError } from './errors.js';
-import type { AggFn, CmpOp, FieldName, GroupTerm, Literal, OrdOp, Path, Predicate, Query, SeverityName, Stage, StrFn, TimeSpec } from './ir.js';
+import type {
+  AggFn,
+  CmpOp,
+  FieldName,
+  GroupTerm,
+  Literal,
+  OrdOp,
+  Path,
+  Predicate,
+  Query,
+  SeverityName,
+  Stage,
+  StrFn,
+  TimeSpec,
+} from './ir.js';
 import { FIELD_NAMES, Paths, Predicates, Queries, Stages, isSeverityName } from './ir.js';
 import { parseTimeSpec } from './parser.js';
 import { DURATION_UNIT_NS } from './time-text.js';
@@ -55,7 +69,8 @@ function integer(at: string, v: unknown, max: bigint): bigint {
     if (v < 0n || v > max) fail(at, `expected an integer 0-${max}`);
     return v;
   }
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || BigInt(v) > max) return fail(at, `expected an integer 0-${max}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || BigInt(v) > max)
+    return fail(at, `expected an integer 0-${max}`);
   return BigInt(v);
 }
 
@@ -102,7 +117,8 @@ function predicate(at: string, v: unknown, depth: number): Predicate {
     if (p.kind === 'field' && p.name === 'severity') {
       if (!ORD_OPS.includes(op)) fail(`${at}.op`, 'severity takes an ordering operator (==, !=, <, <=, >, >=)');
       if (typeof o.value === 'string') {
-        if (!isSeverityName(o.value)) fail(`${at}.value`, 'expected a severity name (trace, debug, info, warn, error, fatal)');
+        if (!isSeverityName(o.value))
+          fail(`${at}.value`, 'expected a severity name (trace, debug, info, warn, error, fatal)');
         return Predicates.severity(op as OrdOp, { kind: 'name', name: o.value.toLowerCase() as SeverityName });
       }
       const n = integer(`${at}.value`, o.value, 255n);
@@ -166,7 +182,10 @@ function groupTerms(at: string, v: unknown): GroupTerm[] {
       const s = string(`${a}.bucket`, o.bucket);
       const m = /^([0-9]+)([smhdw])$/.exec(s);
       if (!m) return fail(`${a}.bucket`, 'expected a duration like "5m"');
-      return { kind: 'bucket', widthNs: BigInt(m[1] as string) * DURATION_UNIT_NS[m[2] as 's' | 'm' | 'h' | 'd' | 'w'] };
+      return {
+        kind: 'bucket',
+        widthNs: BigInt(m[1] as string) * DURATION_UNIT_NS[m[2] as 's' | 'm' | 'h' | 'd' | 'w'],
+      };
     }
     return { kind: 'path', path: path(a, t) };
   });
@@ -223,7 +242,10 @@ function query(v: unknown): Query {
   const p = predicate('$.predicate', o.predicate, 1);
   const stages = o.stages === undefined ? [] : o.stages;
   if (!Array.isArray(stages)) return fail('$.stages', 'expected an array');
-  return Queries.logs(p, stages.map((s, i) => stage(`$.stages[${i}]`, s)));
+  return Queries.logs(
+    p,
+    stages.map((s, i) => stage(`$.stages[${i}]`, s)),
+  );
 }
 
 /**
@@ -240,4 +262,3 @@ export function parseStructuredQuery(json: unknown): Result<Query, QueryError> {
   }
   return validateQuery(q);
 }
-

@@ -118,4 +118,4 @@ export function formatTimestamp(ns: bigint): string {
 
 /** Smallest and largest instants {@link formatTimestamp} can print (0000-01-01 … 9999-12-31T23:59:59.999999999Z). */
 export const MIN_TIMESTAMP_NS = BigInt(daysFromCivil(0, 1, 1)) * 86400n * NS_PER_SECOND;
-export const MAX_TIMESTAMP_NS = (BigInt(daysFromCivil(10000, 1, 1)) * 86400n) * NS_PER_SECOND - 1n;
+export const MAX_TIMESTAMP_NS = BigInt(daysFromCivil(10000, 1, 1)) * 86400n * NS_PER_SECOND - 1n;

@@ -95,6 +95,8 @@ describe('field typing', () => {
     rejects('matches(body, "[")', /invalid regular expression/);
   });
   test('well-typed comparisons are accepted', () => {
-    accepts('span_id == "00F067AA0BA902B7" and flags == 1 and confidence >= 1 and lossy != false and scope =~ "^io\\\\."');
+    accepts(
+      'span_id == "00F067AA0BA902B7" and flags == 1 and confidence >= 1 and lossy != false and scope =~ "^io\\\\."',
+    );
   });
 });

@@ -66,7 +66,10 @@ function checkPredicate(root: Predicate, fail: Fail): void {
       case 'bool':
         break;
       case 'severity':
-        if (p.level.kind === 'number' && (!Number.isInteger(p.level.value) || p.level.value < 0 || p.level.value > 255)) {
+        if (
+          p.level.kind === 'number' &&
+          (!Number.isInteger(p.level.value) || p.level.value < 0 || p.level.value > 255)
+        ) {
           fail(p, `severity number ${p.level.value} is out of range 0-255`);
         }
         break;
@@ -77,7 +80,8 @@ function checkPredicate(root: Predicate, fail: Fail): void {
         checkStrCall(p, fail);
         break;
       case 'resolves_to':
-        if (p.templateId < 0n || p.templateId > U64_MAX) fail(p, 'resolves_to() needs a template id 0-18446744073709551615');
+        if (p.templateId < 0n || p.templateId > U64_MAX)
+          fail(p, 'resolves_to() needs a template id 0-18446744073709551615');
         break;
     }
   }
@@ -98,7 +102,8 @@ function checkCompare(c: CompareNode, fail: Fail): void {
   if (v.kind === 'null') fail(c, `${name} cannot be compared with null; a missing field never matches`);
   const isText = c.path.kind === 'attr' || TEXT_FIELDS.includes(c.path.name);
   if (isRegex) {
-    if (!isText) fail(c, `regex match (${c.op}) applies to text: body, scope, event_name, service or an attribute, not ${name}`);
+    if (!isText)
+      fail(c, `regex match (${c.op}) applies to text: body, scope, event_name, service or an attribute, not ${name}`);
     if (v.kind !== 'string') fail(c, `${c.op} needs a string pattern`);
     checkRegex(c, v.kind === 'string' ? v.value : '', fail);
     return;
@@ -136,7 +141,8 @@ function checkCompare(c: CompareNode, fail: Fail): void {
       break;
     }
     case 'flags':
-      if (!isInt || (num as bigint) < 0n || (num as bigint) > U32_MAX) fail(c, 'flags compares with an integer 0-4294967295');
+      if (!isInt || (num as bigint) < 0n || (num as bigint) > U32_MAX)
+        fail(c, 'flags compares with an integer 0-4294967295');
       break;
     case 'template_id':
       if (!isInt || (num as bigint) < 0n || (num as bigint) > U64_MAX) {
@@ -179,7 +185,13 @@ export function topLevelConjuncts(p: Predicate): readonly Predicate[] {
 export function pinnedTemplateId(p: Predicate): bigint | undefined {
   const ids = new Set<bigint>();
   for (const c of topLevelConjuncts(p)) {
-    if (c.kind === 'compare' && c.op === '==' && c.path.kind === 'field' && c.path.name === 'template_id' && c.value.kind === 'int') {
+    if (
+      c.kind === 'compare' &&
+      c.op === '==' &&
+      c.path.kind === 'field' &&
+      c.path.name === 'template_id' &&
+      c.value.kind === 'int'
+    ) {
       ids.add(c.value.value);
     }
   }
@@ -215,7 +227,10 @@ function checkStages(q: LogQuery, fail: Fail): void {
           allowed.add(agg.fn);
         }
         if (!SORT_KEY_RE.test(s.key) || !allowed.has(s.key)) {
-          fail(s, `cannot sort by '${s.key}': use a field${agg ? ' or the aggregate output' : ''} (${[...allowed].join(', ')})`);
+          fail(
+            s,
+            `cannot sort by '${s.key}': use a field${agg ? ' or the aggregate output' : ''} (${[...allowed].join(', ')})`,
+          );
         }
         break;
       }
@@ -238,7 +253,8 @@ function checkGroupTerms(q: LogQuery, by: readonly GroupTerm[], fail: Fail): voi
       if (t.widthNs <= 0n) fail(t, 'bucket() needs a width greater than 0');
       if (++buckets > 1) fail(t, 'a by-list takes at most one bucket()');
     } else if (t.kind === 'param') {
-      if (!Number.isInteger(t.index) || t.index < 0 || t.index > 0xffff_ffff) fail(t, 'param() needs a slot 0-4294967295');
+      if (!Number.isInteger(t.index) || t.index < 0 || t.index > 0xffff_ffff)
+        fail(t, 'param() needs a slot 0-4294967295');
       if (params.has(t.index)) fail(t, `param(${t.index}) appears more than once in the by-list`);
       params.add(t.index);
       if (pinnedTemplateId(q.predicate) === undefined) {

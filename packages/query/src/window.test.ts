@@ -24,14 +24,24 @@ describe('effective window', () => {
     });
   });
   test('reversed bounds are swapped', () => {
-    assert.deepStrictEqual(effectiveWindow(q('true | range(now, -1h)'), NOW, 3600), { fromNs: NOW - 3600n * S, toNs: NOW });
+    assert.deepStrictEqual(effectiveWindow(q('true | range(now, -1h)'), NOW, 3600), {
+      fromNs: NOW - 3600n * S,
+      toNs: NOW,
+    });
   });
   test('drift statements use their from/to', () => {
-    assert.deepStrictEqual(effectiveWindow(q('drift from -7d to now'), NOW, 3600), { fromNs: NOW - 7n * 86400n * S, toNs: NOW });
+    assert.deepStrictEqual(effectiveWindow(q('drift from -7d to now'), NOW, 3600), {
+      fromNs: NOW - 7n * 86400n * S,
+      toNs: NOW,
+    });
   });
   test('resolveTimes makes every time absolute', () => {
     const r = resolveTimes(q('true | range(-1h, now) | limit 3'), NOW) as LogQuery;
-    assert.deepStrictEqual(r.stages[0], { kind: 'range', from: { kind: 'absolute', ns: NOW - 3600n * S }, to: { kind: 'absolute', ns: NOW } });
+    assert.deepStrictEqual(r.stages[0], {
+      kind: 'range',
+      from: { kind: 'absolute', ns: NOW - 3600n * S },
+      to: { kind: 'absolute', ns: NOW },
+    });
     assert.deepStrictEqual(r.stages[1], { kind: 'limit', n: 3n });
   });
   test('the last limit wins', () => {
@@ -47,7 +57,12 @@ describe('timestamps', () => {
     if (r.ok) assert.equal(formatTimestamp(r.ns), '2026-06-01T00:00:00.123456789Z');
   });
   test('leap days and pre-epoch dates round-trip', () => {
-    for (const t of ['2024-02-29T23:59:59Z', '1969-12-31T23:59:59.5Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999999Z']) {
+    for (const t of [
+      '2024-02-29T23:59:59Z',
+      '1969-12-31T23:59:59.5Z',
+      '0001-01-01T00:00:00Z',
+      '9999-12-31T23:59:59.999999999Z',
+    ]) {
       const r = parseTimestamp(t);
       assert.ok(r.ok, t);
       if (r.ok) assert.equal(formatTimestamp(r.ns), t);

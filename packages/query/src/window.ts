@@ -30,7 +30,10 @@ function resolvePair(from: TimeSpec, to: TimeSpec, nowNs: bigint): [TimeSpec, Ti
   let a = resolveTime(from, nowNs);
   let b = resolveTime(to, nowNs);
   if (a > b) [a, b] = [b, a];
-  return [{ kind: 'absolute', ns: a }, { kind: 'absolute', ns: b }];
+  return [
+    { kind: 'absolute', ns: a },
+    { kind: 'absolute', ns: b },
+  ];
 }
 
 /**
@@ -39,7 +42,9 @@ function resolvePair(from: TimeSpec, to: TimeSpec, nowNs: bigint): [TimeSpec, Ti
  */
 export function resolveTimes(q: Query, nowNs: bigint): Query {
   if (q.kind === 'drift') return Queries.drift(...resolvePair(q.from, q.to, nowNs));
-  const stages = q.stages.map((s): Stage => (s.kind === 'range' ? Stages.range(...resolvePair(s.from, s.to, nowNs)) : s));
+  const stages = q.stages.map((s): Stage =>
+    s.kind === 'range' ? Stages.range(...resolvePair(s.from, s.to, nowNs)) : s,
+  );
   return Queries.logs(q.predicate, stages);
 }
 

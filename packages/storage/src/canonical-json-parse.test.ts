@@ -24,8 +24,26 @@ describe('canonical JSON parse', () => {
       { key: 'bytes', value: { kind: 'bytes', value: new Uint8Array([0, 255, 1, 2, 3]) } },
       { key: 'nobytes', value: { kind: 'bytes', value: new Uint8Array(0) } },
       { key: 'e', value: { kind: 'empty' } },
-      { key: 'arr', value: { kind: 'array', values: [{ kind: 'int', value: 1n }, { kind: 'array', values: [] }] } },
-      { key: 'kv', value: { kind: 'kvlist', values: [{ key: 'dup', value: { kind: 'empty' } }, { key: 'dup', value: { kind: 'bool', value: true } }] } },
+      {
+        key: 'arr',
+        value: {
+          kind: 'array',
+          values: [
+            { kind: 'int', value: 1n },
+            { kind: 'array', values: [] },
+          ],
+        },
+      },
+      {
+        key: 'kv',
+        value: {
+          kind: 'kvlist',
+          values: [
+            { key: 'dup', value: { kind: 'empty' } },
+            { key: 'dup', value: { kind: 'bool', value: true } },
+          ],
+        },
+      },
     ];
     assert.deepEqual(parseKeyValuesJson(keyValuesToJson(kvs)), kvs);
     assert.deepEqual(parseKeyValuesJson('[]'), []);
@@ -42,7 +60,15 @@ describe('canonical JSON parse', () => {
   });
 
   test('non-canonical input is refused with CanonicalJsonError', () => {
-    for (const bad of ['{"intValue":1}', '{"intValue":"1.5"}', '{"stringValue":"a","boolValue":true}', '{"nope":1}', '{"bytesValue":"abc"}', '{"doubleValue":"nan"}', '[]']) {
+    for (const bad of [
+      '{"intValue":1}',
+      '{"intValue":"1.5"}',
+      '{"stringValue":"a","boolValue":true}',
+      '{"nope":1}',
+      '{"bytesValue":"abc"}',
+      '{"doubleValue":"nan"}',
+      '[]',
+    ]) {
       assert.throws(() => parseAnyValueJson(bad), CanonicalJsonError, bad);
     }
     assert.throws(() => parseKeyValuesJson('[{"value":{}}]'), CanonicalJsonError);

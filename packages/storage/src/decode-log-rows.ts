@@ -53,7 +53,8 @@ function num(v: unknown, what: string): number {
 function params(v: unknown): Param[] {
   if (!Array.isArray(v)) throw new StoredRowError('params: expected a list');
   return v.map((p: unknown) => {
-    if (typeof p !== 'object' || p === null || !('type_tag' in p) || !('value' in p)) throw new StoredRowError('params: bad element');
+    if (typeof p !== 'object' || p === null || !('type_tag' in p) || !('value' in p))
+      throw new StoredRowError('params: bad element');
     return { typeTag: num(p.type_tag, 'params.type_tag') as ParamTypeTag, value: str(p.value, 'params.value') };
   });
 }
@@ -69,15 +70,60 @@ export function decodeLogRows(columns: Readonly<Record<string, ColumnValues>>): 
   const tenant = get(c.tenantId);
   const n = tenant.length;
   for (const name of LOG_COLUMN_NAMES) {
-    if (get(name).length !== n) throw new StoredRowError(`column ${name} has ${get(name).length} values, expected ${n}`);
+    if (get(name).length !== n)
+      throw new StoredRowError(`column ${name} has ${get(name).length} values, expected ${n}`);
   }
-  const [templateId, templateVersion, time, observed, severity, severityText, scopeName, scopeVersion, scopeAttrs, eventName] = [
-    get(c.templateId), get(c.templateVersion), get(c.timeUnixNano), get(c.observedTimeUnixNano), get(c.severityNumber),
-    get(c.severityText), get(c.scopeName), get(c.scopeVersion), get(c.scopeAttributes), get(c.eventName),
+  const [
+    templateId,
+    templateVersion,
+    time,
+    observed,
+    severity,
+    severityText,
+    scopeName,
+    scopeVersion,
+    scopeAttrs,
+    eventName,
+  ] = [
+    get(c.templateId),
+    get(c.templateVersion),
+    get(c.timeUnixNano),
+    get(c.observedTimeUnixNano),
+    get(c.severityNumber),
+    get(c.severityText),
+    get(c.scopeName),
+    get(c.scopeVersion),
+    get(c.scopeAttributes),
+    get(c.eventName),
   ];
-  const [attrs, resAttrs, resSchema, scopeSchema, dropped, flags, traceId, spanId, bodyKind, body, prm, confidence, lossy] = [
-    get(c.attributes), get(c.resourceAttributes), get(c.resourceSchemaUrl), get(c.scopeSchemaUrl), get(c.droppedAttributesCount),
-    get(c.flags), get(c.traceId), get(c.spanId), get(c.bodyKind), get(c.body), get(c.params), get(c.confidence), get(c.lossyFlag),
+  const [
+    attrs,
+    resAttrs,
+    resSchema,
+    scopeSchema,
+    dropped,
+    flags,
+    traceId,
+    spanId,
+    bodyKind,
+    body,
+    prm,
+    confidence,
+    lossy,
+  ] = [
+    get(c.attributes),
+    get(c.resourceAttributes),
+    get(c.resourceSchemaUrl),
+    get(c.scopeSchemaUrl),
+    get(c.droppedAttributesCount),
+    get(c.flags),
+    get(c.traceId),
+    get(c.spanId),
+    get(c.bodyKind),
+    get(c.body),
+    get(c.params),
+    get(c.confidence),
+    get(c.lossyFlag),
   ];
   const rows: StoredLogRow[] = new Array<StoredLogRow>(n);
   let resource: LogRecord['resource'] | undefined;
@@ -98,7 +144,13 @@ export function decodeLogRows(columns: Readonly<Record<string, ColumnValues>>): 
     const sUrl = optString(scopeSchema[i]);
     const sKey = `${sName}\u0000${sVersion}\u0000${sUrl}\u0000${sJson}`;
     if (scope === undefined || sKey !== scopeKey) {
-      scope = { name: sName, version: sVersion, attributes: parseKeyValuesJson(sJson), droppedAttributesCount: 0, schemaUrl: sUrl };
+      scope = {
+        name: sName,
+        version: sVersion,
+        attributes: parseKeyValuesJson(sJson),
+        droppedAttributesCount: 0,
+        schemaUrl: sUrl,
+      };
       scopeKey = sKey;
     }
     const kind = num(bodyKind[i], c.bodyKind);

@@ -27,7 +27,14 @@ describe('DuckDB reads Sluice data and audit files', () => {
     rows = sampleRows(3000, { seed: 3 });
     const [a, b] = rows;
     // Special rows: a structured body, an absent body, a template id above 2^63, no trace context.
-    rows[0] = { ...a!, record: { ...a!.record, body: { kind: 'kvlist', values: [{ key: 'msg', value: { kind: 'string', value: 'héllo' } }] } }, mined: { ...a!.mined, templateId: 2n ** 64n - 1n } };
+    rows[0] = {
+      ...a!,
+      record: {
+        ...a!.record,
+        body: { kind: 'kvlist', values: [{ key: 'msg', value: { kind: 'string', value: 'héllo' } }] },
+      },
+      mined: { ...a!.mined, templateId: 2n ** 64n - 1n },
+    };
     rows[1] = { ...b!, record: { ...b!.record, body: null, traceId: new Uint8Array(0), spanId: new Uint8Array(0) } };
     path = join(dir, 'logs.parquet');
     await writeFile(path, await encodeLogsParquet(rows, { rowGroupRows: 1000 }));
@@ -42,7 +49,9 @@ describe('DuckDB reads Sluice data and audit files', () => {
 
   test('column types: UBIGINT template_id, TIMESTAMP_NS times, BLOB ids, list of struct params', async () => {
     const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`);
-    const types = Object.fromEntries(r.getRowObjectsJson().map((o) => [String(o['column_name']), String(o['column_type'])]));
+    const types = Object.fromEntries(
+      r.getRowObjectsJson().map((o) => [String(o['column_name']), String(o['column_type'])]),
+    );
     assert.equal(types['template_id'], 'UBIGINT');
     assert.equal(types['time_unix_nano'], 'TIMESTAMP_NS');
     assert.equal(types['severity_number'], 'UTINYINT');
@@ -62,7 +71,12 @@ describe('DuckDB reads Sluice data and audit files', () => {
     for (let i = 0; i < rows.length; i++) {
       const { record, mined } = rows[i]!;
       const g = got[i]!;
-      const body = record.body === null ? null : record.body.kind === 'string' ? record.body.value : JSON.stringify(JSON.parse(String(g['body'])));
+      const body =
+        record.body === null
+          ? null
+          : record.body.kind === 'string'
+            ? record.body.value
+            : JSON.stringify(JSON.parse(String(g['body'])));
       assert.equal(g['t'], record.timeUnixNano.toString(), `row ${i} time`);
       assert.equal(g['body'], body, `row ${i} body`);
       assert.equal(g['sev'], record.severityNumber);
@@ -94,10 +108,14 @@ describe('DuckDB reads Sluice data and audit files', () => {
     const some = rows.slice(0, 500);
     await writeFile(
       bloomPath,
-      await encodeLogsParquet(some, { bloomFilterColumns: ['template_id', 'trace_id', 'span_id', 'resource.service.name'] }),
+      await encodeLogsParquet(some, {
+        bloomFilterColumns: ['template_id', 'trace_id', 'span_id', 'resource.service.name'],
+      }),
     );
     const id = some[10]!.mined.templateId;
-    const r = await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet('${bloomPath}') WHERE template_id = ${id}`);
+    const r = await conn.runAndReadAll(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${bloomPath}') WHERE template_id = ${id}`,
+    );
     assert.equal(r.getRowObjectsJson()[0]!['n'], some.filter((x) => x.mined.templateId === id).length);
     const b = await conn.runAndReadAll(
       `SELECT count(*)::INTEGER AS n FROM parquet_metadata('${bloomPath}') WHERE bloom_filter_offset IS NOT NULL`,
@@ -110,12 +128,25 @@ describe('DuckDB reads Sluice data and audit files', () => {
     await writeFile(
       audit,
       await encodeAuditParquet([
-        { eventType: 'template_widened', tenantId: 'acme', templateId: 42n, oldVersion: 1, newVersion: 2, oldTemplate: 'a b', newTemplate: 'a <*>', positionsWidened: [1], triggeringLineSample: 'a z', timestampUnixNano: 1_764_547_200_000_000_001n },
+        {
+          eventType: 'template_widened',
+          tenantId: 'acme',
+          templateId: 42n,
+          oldVersion: 1,
+          newVersion: 2,
+          oldTemplate: 'a b',
+          newTemplate: 'a <*>',
+          positionsWidened: [1],
+          triggeringLineSample: 'a z',
+          timestampUnixNano: 1_764_547_200_000_000_001n,
+        },
       ]),
     );
     const r = await conn.runAndReadAll(
       `SELECT event_kind, event_type, template_id::VARCHAR AS tid, epoch_ns("timestamp")::VARCHAR AS ts, positions_widened::VARCHAR AS pw FROM read_parquet('${audit}')`,
     );
-    assert.deepEqual(r.getRowObjectsJson(), [{ event_kind: 0, event_type: 'template_widened', tid: '42', ts: '1764547200000000001', pw: '[1]' }]);
+    assert.deepEqual(r.getRowObjectsJson(), [
+      { event_kind: 0, event_type: 'template_widened', tid: '42', ts: '1764547200000000001', pw: '[1]' },
+    ]);
   });
 });

@@ -14,7 +14,10 @@ describe('hive keys', () => {
   test('data file key is data/tenant_id=<enc>/year/month/day/hour (UTC, zero-padded)/<uuid>.parquet', () => {
     const ns = BigInt(Date.UTC(2026, 3, 5, 7, 59, 59, 999)) * 1_000_000n + 999_999n;
     assert.equal(dataFileKey('acme', ns, U), `data/tenant_id=acme/year=2026/month=04/day=05/hour=07/${U}.parquet`);
-    assert.equal(dataPartitionPrefix('acme', Date.UTC(2026, 11, 31, 23)), 'data/tenant_id=acme/year=2026/month=12/day=31/hour=23/');
+    assert.equal(
+      dataPartitionPrefix('acme', Date.UTC(2026, 11, 31, 23)),
+      'data/tenant_id=acme/year=2026/month=12/day=31/hour=23/',
+    );
   });
 
   test('time 0 lands in 1970/01/01/00', () => {
@@ -58,7 +61,10 @@ describe('hive keys', () => {
           assert.ok(p !== null, key);
           assert.equal(p.tenant, tenant);
           const d = new Date(Number(ns / 1_000_000n));
-          assert.deepEqual([p.year, p.month, p.day, p.hour], [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours()]);
+          assert.deepEqual(
+            [p.year, p.month, p.day, p.hour],
+            [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours()],
+          );
           assert.equal(p.hourStartMs, Date.UTC(p.year, p.month - 1, p.day, p.hour));
           assert.equal(dataPartitionPrefix(tenant, p.hourStartMs) + p.file, key);
         },

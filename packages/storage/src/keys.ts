@@ -97,7 +97,15 @@ export function parseDataKey(key: string): DataKeyParts | null {
   const m = DATA_KEY_RE.exec(key);
   if (m === null) return null;
   const [, enc, y, mo, d, h, file] = m;
-  if (enc === undefined || y === undefined || mo === undefined || d === undefined || h === undefined || file === undefined) return null;
+  if (
+    enc === undefined ||
+    y === undefined ||
+    mo === undefined ||
+    d === undefined ||
+    h === undefined ||
+    file === undefined
+  )
+    return null;
   const tenant = decodeTenantFromKey(enc);
   if (tenant === null || encodeTenantForKey(tenant) !== enc) return null;
   const year = Number(y);
@@ -106,7 +114,8 @@ export function parseDataKey(key: string): DataKeyParts | null {
   const hour = Number(h);
   const hourStartMs = Date.UTC(year, month - 1, day, hour);
   const check = new Date(hourStartMs);
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23) return null;
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23)
+    return null;
   return { tenant, year, month, day, hour, file, hourStartMs };
 }
 

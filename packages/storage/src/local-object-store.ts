@@ -35,7 +35,14 @@ import type {
   PutOptions,
   VersionedObject,
 } from './object-store.js';
-import { InvalidKeyError, ObjectNotFoundError, TMP_MARKER, assertRange, assertValidKey, compareKeys } from './object-store.js';
+import {
+  InvalidKeyError,
+  ObjectNotFoundError,
+  TMP_MARKER,
+  assertRange,
+  assertValidKey,
+  compareKeys,
+} from './object-store.js';
 
 /** Options for {@link createLocalObjectStore}. */
 export interface LocalObjectStoreOptions {
@@ -135,7 +142,12 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async putConditional(key: string, bytes: Uint8Array, condition: PutCondition, opts?: PutOptions): Promise<ConditionalPutResult> {
+  async putConditional(
+    key: string,
+    bytes: Uint8Array,
+    condition: PutCondition,
+    opts?: PutOptions,
+  ): Promise<ConditionalPutResult> {
     const path = this.pathOf(key);
     opts?.signal?.throwIfAborted();
     const tmp = await this.writeTmp(path, bytes);
@@ -188,10 +200,17 @@ class LocalObjectStore implements ObjectStore {
       if (st !== null && Date.now() - st.mtimeMs > this.staleMs) {
         // Abandoned by a crashed holder: move it aside (only one breaker's rename succeeds) and retry at once.
         const aside = `${lockPath}-stale-${randomBytes(4).toString('hex')}`;
-        if (await rename(lockPath, aside).then(() => true, () => false)) await unlink(aside).catch(() => undefined);
+        if (
+          await rename(lockPath, aside).then(
+            () => true,
+            () => false,
+          )
+        )
+          await unlink(aside).catch(() => undefined);
         continue;
       }
-      if (Date.now() - started > this.timeoutMs) throw new Error(`timed out after ${this.timeoutMs} ms waiting for the lock of ${path}`);
+      if (Date.now() - started > this.timeoutMs)
+        throw new Error(`timed out after ${this.timeoutMs} ms waiting for the lock of ${path}`);
       await sleep(delay);
     }
     try {
@@ -364,7 +383,8 @@ class LocalObjectStore implements ObjectStore {
       const inside = item.key.startsWith(prefix);
       if (!inside && !prefix.startsWith(item.key)) continue;
       // Every key below sorts before startAfter: skip the directory without reading it.
-      if (startAfter !== undefined && !startAfter.startsWith(item.key) && compareKeys(item.key, startAfter) < 0) continue;
+      if (startAfter !== undefined && !startAfter.startsWith(item.key) && compareKeys(item.key, startAfter) < 0)
+        continue;
       if (inside && rollupDirs && item.key.length > prefix.length) {
         yield item;
         continue;
@@ -373,7 +393,11 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  private async hasObject(item: WalkItem, startAfter: string | undefined, signal: AbortSignal | undefined): Promise<boolean> {
+  private async hasObject(
+    item: WalkItem,
+    startAfter: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     const inner = this.walk(item.path, item.key, '', startAfter, signal, false);
     try {
       const first = await inner.next();

@@ -57,7 +57,6 @@ const NO_STATS = new Set<string>([
   LOG_COLUMNS.params,
 ]);
 
-
 /** u64 → the int64 with the same bits (TIMESTAMP columns are signed INT64 in Parquet). */
 function u64AsI64(v: bigint): bigint {
   return BigInt.asIntN(64, v);
@@ -217,7 +216,10 @@ export class LogsParquetWriter {
       codec: 'ZSTD',
       compressors: { ZSTD: zstdCompress },
       statistics: true,
-      kvMetadata: [{ key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION }, ...extraMetadata.map((m) => ({ key: m.key, value: m.value }))],
+      kvMetadata: [
+        { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
+        ...extraMetadata.map((m) => ({ key: m.key, value: m.value })),
+      ],
       createdBy: 'sluice',
     });
   }
@@ -226,15 +228,21 @@ export class LogsParquetWriter {
   static async create(options?: LogsParquetOptions): Promise<LogsParquetWriter> {
     await ensureZstd();
     const rowGroupRows = options?.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
-    if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1) throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
-    return new LogsParquetWriter(rowGroupRows, new Set(options?.bloomFilterColumns ?? []), options?.keyValueMetadata ?? []);
+    if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1)
+      throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
+    return new LogsParquetWriter(
+      rowGroupRows,
+      new Set(options?.bloomFilterColumns ?? []),
+      options?.keyValueMetadata ?? [],
+    );
   }
 
   /** Appends one row group (1..rowGroupRows rows). */
   writeRowGroup(rows: readonly StoredLogRow[]): void {
     if (this.finished) throw new Error('LogsParquetWriter: already finished');
     if (rows.length === 0) return;
-    if (rows.length > this.rowGroupRows) throw new RangeError(`row group of ${rows.length} rows exceeds ${this.rowGroupRows}`);
+    if (rows.length > this.rowGroupRows)
+      throw new RangeError(`row group of ${rows.length} rows exceeds ${this.rowGroupRows}`);
     const r = this.writer.write({ columnData: logColumns(rows, this.memo, this.bloom), rowGroupSize: rows.length });
     if (r !== undefined) throw new Error('LogsParquetWriter: unexpected asynchronous flush');
     this.rows += rows.length;
@@ -257,7 +265,10 @@ export class LogsParquetWriter {
  * const bytes = await encodeLogsParquet(rows);
  * await store.put(dataFileKey(tenant, effectiveTimeUnixNano(rows[0].record), uuidv7()), bytes);
  */
-export async function encodeLogsParquet(rows: readonly StoredLogRow[], options?: LogsParquetOptions): Promise<Uint8Array> {
+export async function encodeLogsParquet(
+  rows: readonly StoredLogRow[],
+  options?: LogsParquetOptions,
+): Promise<Uint8Array> {
   const w = await LogsParquetWriter.create(options);
   for (let i = 0; i < rows.length; i += w.rowGroupRows) w.writeRowGroup(rows.slice(i, i + w.rowGroupRows));
   return w.finish();
@@ -282,17 +293,50 @@ export async function encodeAuditParquet(events: readonly TemplateAuditEvent[]):
     const r = writer.write({
       rowGroupSize: ev.length,
       columnData: [
-        colOf('tenant_id', ev.map((e) => e.tenantId)),
-        colOf('timestamp', ev.map((e) => u64AsI64(e.timestampUnixNano))),
-        colOf('event_kind', ev.map((e) => AUDIT_EVENT_KIND[e.eventType])),
-        colOf('event_type', ev.map((e) => e.eventType)),
-        colOf('template_id', ev.map((e) => e.templateId)),
-        colOf('old_version', ev.map((e) => e.oldVersion)),
-        colOf('new_version', ev.map((e) => e.newVersion)),
-        colOf('old_template', ev.map((e) => e.oldTemplate)),
-        colOf('new_template', ev.map((e) => e.newTemplate)),
-        colOf('positions_widened', ev.map((e) => [...e.positionsWidened])),
-        colOf('triggering_line_sample', ev.map((e) => e.triggeringLineSample)),
+        colOf(
+          'tenant_id',
+          ev.map((e) => e.tenantId),
+        ),
+        colOf(
+          'timestamp',
+          ev.map((e) => u64AsI64(e.timestampUnixNano)),
+        ),
+        colOf(
+          'event_kind',
+          ev.map((e) => AUDIT_EVENT_KIND[e.eventType]),
+        ),
+        colOf(
+          'event_type',
+          ev.map((e) => e.eventType),
+        ),
+        colOf(
+          'template_id',
+          ev.map((e) => e.templateId),
+        ),
+        colOf(
+          'old_version',
+          ev.map((e) => e.oldVersion),
+        ),
+        colOf(
+          'new_version',
+          ev.map((e) => e.newVersion),
+        ),
+        colOf(
+          'old_template',
+          ev.map((e) => e.oldTemplate),
+        ),
+        colOf(
+          'new_template',
+          ev.map((e) => e.newTemplate),
+        ),
+        colOf(
+          'positions_widened',
+          ev.map((e) => [...e.positionsWidened]),
+        ),
+        colOf(
+          'triggering_line_sample',
+          ev.map((e) => e.triggeringLineSample),
+        ),
       ],
     });
     if (r !== undefined) throw new Error('encodeAuditParquet: unexpected asynchronous flush');

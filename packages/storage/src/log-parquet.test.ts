@@ -45,13 +45,17 @@ function watched(source: ByteRangeSource): ByteRangeSource & { maxRead: number }
 describe('data file round trip', () => {
   test('random rows (every body kind, u64 times and ids, absent ids, unicode) decode to exactly the input', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(arbStoredRow(), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 16 }), async (rows, rowGroupRows) => {
-        const bytes = await encodeLogsParquet(rows, { rowGroupRows });
-        const file = await openParquetFile(sourceFromBytes(bytes));
-        assert.equal(file.numRows, rows.length);
-        assert.equal(file.rowGroups.length, Math.ceil(rows.length / rowGroupRows));
-        assert.deepEqual(await readAll(file), rows);
-      }),
+      fc.asyncProperty(
+        fc.array(arbStoredRow(), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 16 }),
+        async (rows, rowGroupRows) => {
+          const bytes = await encodeLogsParquet(rows, { rowGroupRows });
+          const file = await openParquetFile(sourceFromBytes(bytes));
+          assert.equal(file.numRows, rows.length);
+          assert.equal(file.rowGroups.length, Math.ceil(rows.length / rowGroupRows));
+          assert.deepEqual(await readAll(file), rows);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -60,13 +64,38 @@ describe('data file round trip', () => {
     const [base] = sampleRows(1);
     assert.ok(base !== undefined);
     const rows: StoredLogRow[] = [
-      { ...base, record: { ...base.record, timeUnixNano: 0n, observedTimeUnixNano: 0n, body: null, severityText: '', traceId: new Uint8Array(0) } },
-      { ...base, record: { ...base.record, timeUnixNano: 2n ** 64n - 1n, observedTimeUnixNano: 2n ** 63n }, mined: { ...base.mined, templateId: 2n ** 64n - 1n } },
-      { ...base, record: { ...base.record, body: { kind: 'kvlist', values: [{ key: 'k', value: { kind: 'bytes', value: new Uint8Array([1, 2]) } }] } } },
+      {
+        ...base,
+        record: {
+          ...base.record,
+          timeUnixNano: 0n,
+          observedTimeUnixNano: 0n,
+          body: null,
+          severityText: '',
+          traceId: new Uint8Array(0),
+        },
+      },
+      {
+        ...base,
+        record: { ...base.record, timeUnixNano: 2n ** 64n - 1n, observedTimeUnixNano: 2n ** 63n },
+        mined: { ...base.mined, templateId: 2n ** 64n - 1n },
+      },
+      {
+        ...base,
+        record: {
+          ...base.record,
+          body: { kind: 'kvlist', values: [{ key: 'k', value: { kind: 'bytes', value: new Uint8Array([1, 2]) } }] },
+        },
+      },
     ];
     const file = await openParquetFile(sourceFromBytes(await encodeLogsParquet(rows)));
     assert.deepEqual(await readAll(file), rows);
-    const cols = await file.readRowGroup(0, ['body_kind', 'body', 'observed_time_unix_nano', 'effective_time_unix_nano']);
+    const cols = await file.readRowGroup(0, [
+      'body_kind',
+      'body',
+      'observed_time_unix_nano',
+      'effective_time_unix_nano',
+    ]);
     assert.deepEqual(Array.from(cols['body_kind']!), [2, 0, 1]);
     assert.equal(cols['body']![0], null, 'an absent body is NULL');
     assert.equal(cols['observed_time_unix_nano']![0], null, 'a wire 0 observed time is NULL');
@@ -76,7 +105,10 @@ describe('data file round trip', () => {
   test('ids of an invalid length are stored as NULL and read back empty', async () => {
     const [base] = sampleRows(1);
     assert.ok(base !== undefined);
-    const row: StoredLogRow = { ...base, record: { ...base.record, traceId: new Uint8Array(5), spanId: new Uint8Array(16) } };
+    const row: StoredLogRow = {
+      ...base,
+      record: { ...base.record, traceId: new Uint8Array(5), spanId: new Uint8Array(16) },
+    };
     const file = await openParquetFile(sourceFromBytes(await encodeLogsParquet([row])));
     const cols = await file.readRowGroup(0, ['trace_id', 'span_id']);
     assert.deepEqual([cols['trace_id']![0], cols['span_id']![0]], [null, null]);
@@ -116,7 +148,10 @@ describe('a 70,000-row file in the local store', () => {
 
   test('has two row groups (65,536 + 4,464) whose footer min/max on time and template_id are exact', async () => {
     const file = await openParquetFile(source);
-    assert.deepEqual(file.rowGroups.map((g) => g.numRows), [65_536, N - 65_536]);
+    assert.deepEqual(
+      file.rowGroups.map((g) => g.numRows),
+      [65_536, N - 65_536],
+    );
     for (const g of file.rowGroups) {
       const slice = rows.slice(g.rowStart, g.rowStart + g.numRows);
       const times = slice.map((r) => r.record.timeUnixNano);
@@ -153,11 +188,19 @@ describe('a 70,000-row file in the local store', () => {
     assert.equal(cols['time_unix_nano']!.length, g.numRows);
     const chunkBytes = g.columns.filter((c) => want.includes(c.name)).reduce((s, c) => s + c.compressedBytes, 0);
     const groupBytes = file.bytesRead - footerBytes;
-    assert.ok(groupBytes >= chunkBytes && groupBytes <= chunkBytes + 1024, `read ${groupBytes} for chunks of ${chunkBytes}`);
+    assert.ok(
+      groupBytes >= chunkBytes && groupBytes <= chunkBytes + 1024,
+      `read ${groupBytes} for chunks of ${chunkBytes}`,
+    );
     assert.ok(file.bytesRead < size * 0.05, `read ${file.bytesRead} of ${size}`);
     await file.readRowGroup(0, LOG_COLUMN_NAMES);
     assert.ok(w.maxRead < size * 0.9, `largest single read ${w.maxRead} of ${size}: never the whole file`);
-    assert.equal(file.uncompressedBytes(1, want), chunkBytes === 0 ? 0 : g.columns.filter((c) => want.includes(c.name)).reduce((s, c) => s + c.uncompressedBytes, 0));
+    assert.equal(
+      file.uncompressedBytes(1, want),
+      chunkBytes === 0
+        ? 0
+        : g.columns.filter((c) => want.includes(c.name)).reduce((s, c) => s + c.uncompressedBytes, 0),
+    );
   });
 
   test('unknown columns and row groups are refused', async () => {
@@ -187,8 +230,30 @@ describe('a 70,000-row file in the local store', () => {
 describe('audit file', () => {
   test('template events round-trip through the reader', async () => {
     const events = [
-      { eventType: 'template_created' as const, tenantId: 't/1', templateId: 2n ** 64n - 2n, oldVersion: 0, newVersion: 1, oldTemplate: '', newTemplate: 'user <*> logged in', positionsWidened: [], triggeringLineSample: 'user bob logged in', timestampUnixNano: 1_764_547_200_123_456_789n },
-      { eventType: 'template_widened' as const, tenantId: 't/1', templateId: 5n, oldVersion: 1, newVersion: 2, oldTemplate: 'a b c', newTemplate: 'a <*> <*>', positionsWidened: [1, 2], triggeringLineSample: 'a x y', timestampUnixNano: 1n },
+      {
+        eventType: 'template_created' as const,
+        tenantId: 't/1',
+        templateId: 2n ** 64n - 2n,
+        oldVersion: 0,
+        newVersion: 1,
+        oldTemplate: '',
+        newTemplate: 'user <*> logged in',
+        positionsWidened: [],
+        triggeringLineSample: 'user bob logged in',
+        timestampUnixNano: 1_764_547_200_123_456_789n,
+      },
+      {
+        eventType: 'template_widened' as const,
+        tenantId: 't/1',
+        templateId: 5n,
+        oldVersion: 1,
+        newVersion: 2,
+        oldTemplate: 'a b c',
+        newTemplate: 'a <*> <*>',
+        positionsWidened: [1, 2],
+        triggeringLineSample: 'a x y',
+        timestampUnixNano: 1n,
+      },
     ];
     const file = await openParquetFile(sourceFromBytes(await encodeAuditParquet(events)));
     assert.deepEqual(file.columnNames, [...AUDIT_COLUMN_NAMES]);

@@ -138,7 +138,10 @@ describe('local object store specifics', () => {
     const v = await store.getVersioned('lock/held');
     const lockPath = join(root, 'lock', 'held.tmp-cas-lock');
     await writeFile(lockPath, '');
-    await assert.rejects(short.putConditional('lock/held', new Uint8Array([2]), { ifMatch: v?.etag ?? '' }), /timed out/);
+    await assert.rejects(
+      short.putConditional('lock/held', new Uint8Array([2]), { ifMatch: v?.etag ?? '' }),
+      /timed out/,
+    );
     assert.deepEqual(await store.get('lock/held'), new Uint8Array([1]), 'nothing published while the lock is held');
     const breaker = createLocalObjectStore({ root, casLockStaleMs: 0, casLockTimeoutMs: 5_000 });
     await new Promise((r) => setTimeout(r, 5));

@@ -68,7 +68,12 @@ export interface ObjectStore {
    * key is not ordered by the local store (see its module doc). s3rver ignores the conditions entirely: tests
    * wrap it in `createCasEnforcingStore` (`@sluice/storage/testing`).
    */
-  putConditional(key: string, bytes: Uint8Array, condition: PutCondition, opts?: PutOptions): Promise<ConditionalPutResult>;
+  putConditional(
+    key: string,
+    bytes: Uint8Array,
+    condition: PutCondition,
+    opts?: PutOptions,
+  ): Promise<ConditionalPutResult>;
   /** The whole object, or `null` when it does not exist. */
   get(key: string): Promise<Uint8Array | null>;
   /** The whole object and the ETag of exactly those bytes (read in one request / from one open file), or `null`. */
@@ -97,7 +102,10 @@ export class ObjectNotFoundError extends Error {
 /** Thrown when a key is not a valid store key (empty, absolute, empty/`.`/`..` segments, NUL, backslash, `.tmp-`). */
 export class InvalidKeyError extends Error {
   override readonly name = 'InvalidKeyError';
-  constructor(readonly key: string, reason: string) {
+  constructor(
+    readonly key: string,
+    reason: string,
+  ) {
     super(`invalid object key ${JSON.stringify(key)}: ${reason}`);
   }
 }
@@ -113,14 +121,22 @@ export function assertValidKey(key: string): void {
   if (key.includes('\0')) throw new InvalidKeyError(key, 'contains NUL');
   if (key.includes('\\')) throw new InvalidKeyError(key, 'contains a backslash');
   for (const segment of key.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') throw new InvalidKeyError(key, `bad segment ${JSON.stringify(segment)}`);
-    if (segment.includes(TMP_MARKER)) throw new InvalidKeyError(key, `segment contains the reserved ${JSON.stringify(TMP_MARKER)}`);
+    if (segment === '' || segment === '.' || segment === '..')
+      throw new InvalidKeyError(key, `bad segment ${JSON.stringify(segment)}`);
+    if (segment.includes(TMP_MARKER))
+      throw new InvalidKeyError(key, `segment contains the reserved ${JSON.stringify(TMP_MARKER)}`);
   }
 }
 
 /** Validates a `[start, endExclusive)` range against an object size; throws `RangeError`. */
 export function assertRange(start: number, endExclusive: number, size: number): void {
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(endExclusive) || start < 0 || endExclusive < start || endExclusive > size) {
+  if (
+    !Number.isSafeInteger(start) ||
+    !Number.isSafeInteger(endExclusive) ||
+    start < 0 ||
+    endExclusive < start ||
+    endExclusive > size
+  ) {
     throw new RangeError(`range [${start}, ${endExclusive}) is outside an object of ${size} bytes`);
   }
 }

@@ -59,7 +59,11 @@ export interface ParquetFileHandle {
    * the group, end exclusive) only that slice is returned, and pages wholly before it are skipped undecoded: a
    * large group can be read in bounded slices.
    */
-  readRowGroup(index: number, columns: readonly string[], rows?: { readonly start: number; readonly end: number }): Promise<Record<string, ColumnValues>>;
+  readRowGroup(
+    index: number,
+    columns: readonly string[],
+    rows?: { readonly start: number; readonly end: number },
+  ): Promise<Record<string, ColumnValues>>;
 }
 
 /** One leaf column chunk as the footer describes it (input to {@link estimateDecodedBytes}). */
@@ -114,10 +118,15 @@ function toArrayBuffer(u: Uint8Array): ArrayBuffer {
   return u.slice().buffer as ArrayBuffer;
 }
 
-function concatChunks(chunks: { rowStart: number; data: ArrayLike<unknown> }[], start: number, end: number): ColumnValues {
+function concatChunks(
+  chunks: { rowStart: number; data: ArrayLike<unknown> }[],
+  start: number,
+  end: number,
+): ColumnValues {
   chunks.sort((a, b) => a.rowStart - b.rowStart);
   const only = chunks[0];
-  if (chunks.length === 1 && only !== undefined && only.rowStart === start && only.data.length === end - start) return only.data;
+  if (chunks.length === 1 && only !== undefined && only.rowStart === start && only.data.length === end - start)
+    return only.data;
   const out = new Array<unknown>(end - start);
   for (const { rowStart, data } of chunks) {
     for (let i = 0; i < data.length; i++) {
@@ -137,7 +146,10 @@ function concatChunks(chunks: { rowStart: number; data: ArrayLike<unknown> }[], 
  *   const cols = await file.readRowGroup(g.index, ['time_unix_nano', 'body']);
  * }
  */
-export async function openParquetFile(source: ByteRangeSource, options?: OpenParquetOptions): Promise<ParquetFileHandle> {
+export async function openParquetFile(
+  source: ByteRangeSource,
+  options?: OpenParquetOptions,
+): Promise<ParquetFileHandle> {
   await ensureZstd();
   const counted = countingSource(source);
   const file: AsyncBuffer = {
@@ -166,11 +178,26 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
       const md = chunk.meta_data;
       return md === undefined
         ? []
-        : [{ path: md.path_in_schema, type: md.type, numValues: Number(md.num_values), uncompressedBytes: Number(md.total_uncompressed_size) }];
+        : [
+            {
+              path: md.path_in_schema,
+              type: md.type,
+              numValues: Number(md.num_values),
+              uncompressedBytes: Number(md.total_uncompressed_size),
+            },
+          ];
     }),
   );
   const rowGroups: RowGroupInfo[] = metadata.row_groups.map((rg, index) => {
-    const byName = new Map<string, { u: number; c: number; leaves: number; stats?: NonNullable<NonNullable<(typeof rg.columns)[number]['meta_data']>['statistics']> }>();
+    const byName = new Map<
+      string,
+      {
+        u: number;
+        c: number;
+        leaves: number;
+        stats?: NonNullable<NonNullable<(typeof rg.columns)[number]['meta_data']>['statistics']>;
+      }
+    >();
     for (const chunk of rg.columns) {
       const md = chunk.meta_data;
       if (md === undefined) continue;
@@ -223,7 +250,10 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
       const g = rowGroups[index];
       if (g === undefined) throw new RangeError(`no row group ${index}`);
       const want = new Set(columns);
-      return estimateDecodedBytes((leavesByGroup[index] ?? []).filter((l) => want.has(l.path[0] ?? '')), g.numRows);
+      return estimateDecodedBytes(
+        (leavesByGroup[index] ?? []).filter((l) => want.has(l.path[0] ?? '')),
+        g.numRows,
+      );
     },
     async readRowGroup(index, columns, rows) {
       const g = rowGroups[index];
@@ -231,7 +261,16 @@ export async function openParquetFile(source: ByteRangeSource, options?: OpenPar
       for (const c of columns) if (!known.has(c)) throw new Error(`unknown column ${JSON.stringify(c)}`);
       const start = g.rowStart + (rows?.start ?? 0);
       const end = g.rowStart + (rows?.end ?? g.numRows);
-      if (rows !== undefined && !(Number.isInteger(rows.start) && Number.isInteger(rows.end) && 0 <= rows.start && rows.start < rows.end && rows.end <= g.numRows)) {
+      if (
+        rows !== undefined &&
+        !(
+          Number.isInteger(rows.start) &&
+          Number.isInteger(rows.end) &&
+          0 <= rows.start &&
+          rows.start < rows.end &&
+          rows.end <= g.numRows
+        )
+      ) {
         throw new RangeError(`row slice [${rows.start}, ${rows.end}) outside row group ${index} of ${g.numRows} rows`);
       }
       const out: Record<string, ColumnValues> = {};

@@ -137,7 +137,13 @@ export function logSchema(): SchemaElement[] {
     [u8(c.bodyKind)],
     [str(c.body, 'OPTIONAL')],
     [
-      { name: c.params, repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST', logical_type: { type: 'LIST' } },
+      {
+        name: c.params,
+        repetition_type: 'REQUIRED',
+        num_children: 1,
+        converted_type: 'LIST',
+        logical_type: { type: 'LIST' },
+      },
       { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
       { name: 'element', repetition_type: 'REQUIRED', num_children: 2 },
       { name: 'type_tag', type: 'INT32', repetition_type: 'REQUIRED' },
@@ -177,7 +183,13 @@ export function auditSchema(): SchemaElement[] {
     [str('old_template', 'REQUIRED')],
     [str('new_template', 'REQUIRED')],
     [
-      { name: 'positions_widened', repetition_type: 'REQUIRED', num_children: 1, converted_type: 'LIST', logical_type: { type: 'LIST' } },
+      {
+        name: 'positions_widened',
+        repetition_type: 'REQUIRED',
+        num_children: 1,
+        converted_type: 'LIST',
+        logical_type: { type: 'LIST' },
+      },
       { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
       { name: 'element', type: 'INT32', repetition_type: 'REQUIRED' },
     ],

@@ -42,14 +42,16 @@ export function isManifestFileName(name: string): boolean {
  * @throws {@link ManifestFormatError} when it is too large, not JSON, or breaks a rule of the format.
  */
 export function parsePartitionManifest(bytes: Uint8Array): PartitionManifest {
-  if (bytes.byteLength > MAX_MANIFEST_BYTES) throw new ManifestFormatError(`manifest of ${bytes.byteLength} bytes exceeds ${MAX_MANIFEST_BYTES}`);
+  if (bytes.byteLength > MAX_MANIFEST_BYTES)
+    throw new ManifestFormatError(`manifest of ${bytes.byteLength} bytes exceeds ${MAX_MANIFEST_BYTES}`);
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw new ManifestFormatError('manifest is not UTF-8 JSON');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ManifestFormatError('manifest is not an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ManifestFormatError('manifest is not an object');
   const generation = 'generation' in value ? value.generation : undefined;
   const files = 'files' in value ? value.files : undefined;
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
@@ -58,7 +60,8 @@ export function parsePartitionManifest(bytes: Uint8Array): PartitionManifest {
   if (!Array.isArray(files)) throw new ManifestFormatError('manifest files is not an array');
   const seen = new Set<string>();
   for (const f of files) {
-    if (typeof f !== 'string' || !isManifestFileName(f)) throw new ManifestFormatError(`manifest lists an invalid file name ${JSON.stringify(f)}`);
+    if (typeof f !== 'string' || !isManifestFileName(f))
+      throw new ManifestFormatError(`manifest lists an invalid file name ${JSON.stringify(f)}`);
     if (seen.has(f)) throw new ManifestFormatError(`manifest lists ${f} twice`);
     seen.add(f);
   }

@@ -51,7 +51,10 @@ export interface S3ObjectStore extends ObjectStore {
 function httpStatus(e: unknown): number | undefined {
   if (typeof e !== 'object' || e === null || !('$metadata' in e)) return undefined;
   const meta = e.$metadata;
-  return typeof meta === 'object' && meta !== null && 'httpStatusCode' in meta && typeof meta.httpStatusCode === 'number'
+  return typeof meta === 'object' &&
+    meta !== null &&
+    'httpStatusCode' in meta &&
+    typeof meta.httpStatusCode === 'number'
     ? meta.httpStatusCode
     : undefined;
 }
@@ -114,7 +117,12 @@ class S3Store implements S3ObjectStore {
     );
   }
 
-  async putConditional(key: string, bytes: Uint8Array, condition: PutCondition, opts?: PutOptions): Promise<ConditionalPutResult> {
+  async putConditional(
+    key: string,
+    bytes: Uint8Array,
+    condition: PutCondition,
+    opts?: PutOptions,
+  ): Promise<ConditionalPutResult> {
     const Key = this.full(key);
     opts?.signal?.throwIfAborted();
     const ifMatch = 'ifMatch' in condition;

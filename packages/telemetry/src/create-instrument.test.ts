@@ -73,7 +73,12 @@ void test('createInstrument creates every registry metric with its declared kind
 
 void test('the ingest, sink, miner and query helpers together create exactly the registry metrics (compaction ones come from the compactor)', async () => {
   const data = await collect((meter) => {
-    const all = [createIngestMetrics(meter), createSinkMetrics(meter), createMinerMetrics(meter), createQueryMetrics(meter)];
+    const all = [
+      createIngestMetrics(meter),
+      createSinkMetrics(meter),
+      createMinerMetrics(meter),
+      createQueryMetrics(meter),
+    ];
     for (const group of all) {
       for (const instrument of Object.values(group) as { add?: (v: number) => void; record?: (v: number) => void }[]) {
         if (instrument.add) instrument.add(1);
@@ -91,7 +96,10 @@ void test('createQueryMetrics pre-seeds both row-group states at 0', async () =>
   const rowGroups = data.find((d) => d.descriptor.name === METRIC_SLUICE_QUERY_ROW_GROUPS);
   if (rowGroups === undefined) return assert.fail('row groups not collected');
   const states = rowGroups.dataPoints.map((p) => [p.attributes[ATTR_SLUICE_QUERY_ROW_GROUP_STATE], p.value]);
-  assert.deepEqual(states.sort(), [['pruned', 0], ['scanned', 0]]);
+  assert.deepEqual(states.sort(), [
+    ['pruned', 0],
+    ['scanned', 0],
+  ]);
 });
 
 // Compile-time contract: attribute keys and closed enum values are checked. Never called; `tsc -b` fails if the

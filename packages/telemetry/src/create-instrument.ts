@@ -9,7 +9,10 @@ import { METRICS } from './semconv.js';
 import type { InstrumentKind, MetricAttributesByName, MetricDefinition, MetricName } from './semconv.js';
 
 /** The OpenTelemetry instrument type for an instrument kind, typed by its attributes. */
-export type InstrumentOfKind<K extends InstrumentKind, A extends MetricAttributesByName[MetricName]> = K extends 'counter'
+export type InstrumentOfKind<
+  K extends InstrumentKind,
+  A extends MetricAttributesByName[MetricName],
+> = K extends 'counter'
   ? Counter<A>
   : K extends 'histogram'
     ? Histogram<A>
@@ -18,7 +21,10 @@ export type InstrumentOfKind<K extends InstrumentKind, A extends MetricAttribute
       : Gauge<A>;
 
 /** The instrument {@link createInstrument} returns for a registry metric. */
-export type InstrumentFor<N extends MetricName> = InstrumentOfKind<(typeof METRICS)[N]['instrument'], MetricAttributesByName[N]>;
+export type InstrumentFor<N extends MetricName> = InstrumentOfKind<
+  (typeof METRICS)[N]['instrument'],
+  MetricAttributesByName[N]
+>;
 
 /**
  * Creates the instrument a registry metric declares.

@@ -19,7 +19,10 @@ void test('metricsText renders a recorded counter as sluice_ingest_records_total
   try {
     const m = createIngestMetrics(telemetry.meter);
     m.records.add(7, { [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_GRPC });
-    m.records.add(2, { [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_HTTP_JSON, [ATTR_ERROR_TYPE]: ERROR_TYPE_VALUE_OTHER });
+    m.records.add(2, {
+      [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_HTTP_JSON,
+      [ATTR_ERROR_TYPE]: ERROR_TYPE_VALUE_OTHER,
+    });
     const text = await telemetry.metricsText();
     assert.match(text, /^# TYPE sluice_ingest_records_total counter$/m);
     assert.match(text, /^# UNIT sluice_ingest_records_total \{record\}$/m);
@@ -79,7 +82,11 @@ void test('metricsText rejects when Prometheus is disabled and after shutdown', 
 });
 
 void test('otlpEndpoint becomes <endpoint>/v1/metrics and invalid push options are refused', async () => {
-  const t = createTelemetry({ serviceName: 'sluice-test', prometheus: false, otlpEndpoint: 'http://127.0.0.1:9/otlp/' });
+  const t = createTelemetry({
+    serviceName: 'sluice-test',
+    prometheus: false,
+    otlpEndpoint: 'http://127.0.0.1:9/otlp/',
+  });
   assert.equal(t.otlpMetricsUrl, 'http://127.0.0.1:9/otlp/v1/metrics');
   await t.shutdown().catch(() => undefined); // the final export to port 9 fails; that is not under test here
 
@@ -87,10 +94,14 @@ void test('otlpEndpoint becomes <endpoint>/v1/metrics and invalid push options a
   assert.equal(none.otlpMetricsUrl, null);
   await none.shutdown();
 
-  assert.throws(() => createTelemetry({ serviceName: 's', prometheus: false, otlpEndpoint: 'collector:4318' }), TypeError);
+  assert.throws(
+    () => createTelemetry({ serviceName: 's', prometheus: false, otlpEndpoint: 'collector:4318' }),
+    TypeError,
+  );
   assert.throws(() => createTelemetry({ serviceName: 's', prometheus: false, otlpEndpoint: 'not a url' }), TypeError);
   assert.throws(
-    () => createTelemetry({ serviceName: 's', prometheus: false, otlpEndpoint: 'http://127.0.0.1:9', otlpIntervalMs: 0 }),
+    () =>
+      createTelemetry({ serviceName: 's', prometheus: false, otlpEndpoint: 'http://127.0.0.1:9', otlpIntervalMs: 0 }),
     RangeError,
   );
 });

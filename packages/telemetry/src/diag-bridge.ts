@@ -33,7 +33,11 @@ function unwrapStringifiedError(message: string): { msg: string; error?: unknown
   if (!message.startsWith('{')) return { msg: message };
   try {
     const parsed: unknown = JSON.parse(message);
-    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { message?: unknown }).message === 'string') {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      typeof (parsed as { message?: unknown }).message === 'string'
+    ) {
       return { msg: (parsed as { message: string }).message, error: parsed };
     }
   } catch {

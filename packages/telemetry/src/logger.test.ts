@@ -31,7 +31,12 @@ void test('each call writes exactly one JSON line with time, level, logger, msg 
     msg: 'listening',
     fields: { addr: '127.0.0.1:4318', msg: 'cannot overwrite' },
   });
-  assert.deepEqual(JSON.parse(lines[1] ?? ''), { time: '2026-12-01T00:00:00.000Z', level: 'warn', logger: 'server', msg: 'no fields' });
+  assert.deepEqual(JSON.parse(lines[1] ?? ''), {
+    time: '2026-12-01T00:00:00.000Z',
+    level: 'warn',
+    logger: 'server',
+    msg: 'no fields',
+  });
   assert.equal((JSON.parse(lines[2] ?? '') as { level: string }).level, 'error');
 });
 
@@ -41,13 +46,23 @@ void test('errors, bigints, cycles and multi-line messages are serialized withou
   const cause = Object.assign(new Error('disk full'), { code: 'ENOSPC' });
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic['self'] = cyclic;
-  log.error('append failed\nsecond line', { err: new Error('wrapped', { cause }), lsn: 2n ** 64n, cyclic, nan: Number.NaN });
+  log.error('append failed\nsecond line', {
+    err: new Error('wrapped', { cause }),
+    lsn: 2n ** 64n,
+    cyclic,
+    nan: Number.NaN,
+  });
   assert.equal(lines.length, 1);
   const line = lines[0] ?? '';
   assert.equal(line.indexOf('\n'), line.length - 1);
   const parsed = JSON.parse(line) as { msg: string; fields: Record<string, unknown> };
   assert.equal(parsed.msg, 'append failed\nsecond line');
-  const err = parsed.fields['err'] as { name: string; message: string; stack: string; cause: { message: string; code: string } };
+  const err = parsed.fields['err'] as {
+    name: string;
+    message: string;
+    stack: string;
+    cause: { message: string; code: string };
+  };
   assert.equal(err.name, 'Error');
   assert.equal(err.message, 'wrapped');
   assert.match(err.stack, /wrapped/);

@@ -10,7 +10,11 @@ import { once } from 'node:events';
 import { createTelemetry } from './create-telemetry.js';
 import { createIngestMetrics } from './ingest-metrics.js';
 import { createLogger } from './logger.js';
-import { ATTR_SLUICE_INGEST_PROTOCOL, METRIC_SLUICE_INGEST_RECORDS, SLUICE_INGEST_PROTOCOL_VALUE_GRPC } from './semconv.js';
+import {
+  ATTR_SLUICE_INGEST_PROTOCOL,
+  METRIC_SLUICE_INGEST_RECORDS,
+  SLUICE_INGEST_PROTOCOL_VALUE_GRPC,
+} from './semconv.js';
 
 interface Captured {
   readonly method: string;
@@ -52,7 +56,9 @@ void test('with otlpEndpoint set, recorded metrics are POSTed as OTLP to <endpoi
     otlpIntervalMs: 100,
   });
   try {
-    createIngestMetrics(telemetry.meter).records.add(3, { [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_GRPC });
+    createIngestMetrics(telemetry.meter).records.add(3, {
+      [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_GRPC,
+    });
     const timeout = new Promise<never>((_, reject) => {
       setTimeout(() => reject(new Error('no OTLP export arrived within 5 s')), 5000).unref();
     });
@@ -64,7 +70,9 @@ void test('with otlpEndpoint set, recorded metrics are POSTed as OTLP to <endpoi
     assert.equal(first.url, '/v1/metrics');
     assert.match(first.contentType, /^application\/json/);
     const payload = JSON.parse(first.body) as OtlpJsonMetrics;
-    const metrics = (payload.resourceMetrics ?? []).flatMap((r) => r.scopeMetrics ?? []).flatMap((s) => s.metrics ?? []);
+    const metrics = (payload.resourceMetrics ?? [])
+      .flatMap((r) => r.scopeMetrics ?? [])
+      .flatMap((s) => s.metrics ?? []);
     const records = metrics.find((m) => m.name === METRIC_SLUICE_INGEST_RECORDS);
     if (records === undefined) return assert.fail(`not exported; got: ${metrics.map((m) => m.name).join(', ')}`);
     assert.equal(records.unit, '{record}');
@@ -101,12 +109,19 @@ void test('a refused OTLP push is reported as an error line through the given lo
     logger,
   });
   try {
-    createIngestMetrics(telemetry.meter).batches.add(1, { [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_GRPC });
+    createIngestMetrics(telemetry.meter).batches.add(1, {
+      [ATTR_SLUICE_INGEST_PROTOCOL]: SLUICE_INGEST_PROTOCOL_VALUE_GRPC,
+    });
     const timeout = new Promise<never>((_, reject) => {
       setTimeout(() => reject(new Error('no log line within 5 s')), 5000).unref();
     });
     await Promise.race([logged, timeout]);
-    const first = JSON.parse(lines[0] ?? '{}') as { level?: string; logger?: string; msg?: string; fields?: { error?: unknown } };
+    const first = JSON.parse(lines[0] ?? '{}') as {
+      level?: string;
+      logger?: string;
+      msg?: string;
+      fields?: { error?: unknown };
+    };
     assert.equal(first.level, 'error');
     assert.equal(first.logger, 'telemetry');
     assert.match(first.msg ?? '', /^opentelemetry: PeriodicExportingMetricReader: metrics export failed .*Bad Request/);

@@ -42,7 +42,10 @@ function makeTree(files: Readonly<Record<string, string>>): string {
   const index = `${generateLib.EXPORTS_BEGIN}\n${generateLib.EXPORTS_END}\n`;
   const all: Record<string, string> = {
     'packages/telemetry/src/semconv.ts': generateLib.renderSemconvTs(registry),
-    'packages/telemetry/src/index.ts': index.replace(`${generateLib.EXPORTS_BEGIN}\n${generateLib.EXPORTS_END}`, generateLib.renderIndexBlock(registry)),
+    'packages/telemetry/src/index.ts': index.replace(
+      `${generateLib.EXPORTS_BEGIN}\n${generateLib.EXPORTS_END}`,
+      generateLib.renderIndexBlock(registry),
+    ),
     ...files,
   };
   for (const [rel, text] of Object.entries(all)) {
@@ -158,15 +161,18 @@ void test('semconv check rejects registry entries that break the naming rules', 
 void test('semconv check exempts strings listed in non-telemetry.yaml, and only those', () => {
   const formatId = ['sluice', 'thing', 'format'].join('.');
   const other = ['sluice', 'thing', 'other'].join('.');
-  withTree({ 'packages/foo/src/format.ts': `export const F = '${formatId}';\nexport const G = '${other}';\n` }, (root) => {
-    writeFileSync(
-      join(root, 'semconv/registry/non-telemetry.yaml'),
-      `non_telemetry:\n  - value: ${formatId}\n    reason: a file format identifier\n`,
-    );
-    const result = checkLib.checkSemconv(root);
-    assert.equal(result.problems.length, 1, result.problems.join('\n'));
-    assert.match(result.problems[0] ?? '', /^packages\/foo\/src\/format\.ts:2: inline name 'sluice\.thing\.other'/);
-  });
+  withTree(
+    { 'packages/foo/src/format.ts': `export const F = '${formatId}';\nexport const G = '${other}';\n` },
+    (root) => {
+      writeFileSync(
+        join(root, 'semconv/registry/non-telemetry.yaml'),
+        `non_telemetry:\n  - value: ${formatId}\n    reason: a file format identifier\n`,
+      );
+      const result = checkLib.checkSemconv(root);
+      assert.equal(result.problems.length, 1, result.problems.join('\n'));
+      assert.match(result.problems[0] ?? '', /^packages\/foo\/src\/format\.ts:2: inline name 'sluice\.thing\.other'/);
+    },
+  );
 });
 
 void test('semconv check notes metrics no code references, without failing', () => {

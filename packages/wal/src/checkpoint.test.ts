@@ -81,11 +81,20 @@ void describe('deleteSegmentsBelow', () => {
       const checkpoint = positions[9]!;
       const before = segmentNames(dir);
       const deleted = await deleteSegmentsBelow(dir, checkpoint);
-      assert.deepEqual(deleted, Array.from({ length: checkpoint.segment - 1 }, (_, i) => i + 1));
+      assert.deepEqual(
+        deleted,
+        Array.from({ length: checkpoint.segment - 1 }, (_, i) => i + 1),
+      );
       assert.ok(segmentNames(dir).includes(segmentFileName(checkpoint.segment)), 'the checkpoint segment is kept');
-      assert.deepEqual(segmentNames(dir), before.filter((n) => Number(n.slice(0, 20)) >= checkpoint.segment));
+      assert.deepEqual(
+        segmentNames(dir),
+        before.filter((n) => Number(n.slice(0, 20)) >= checkpoint.segment),
+      );
       const rest = await readAll(dir, checkpoint, wal.durablePosition());
-      assert.deepEqual(rest.map(checkPatternPayload), Array.from({ length: 10 }, (_, i) => 10 + i));
+      assert.deepEqual(
+        rest.map(checkPatternPayload),
+        Array.from({ length: 10 }, (_, i) => 10 + i),
+      );
       // Appends continue, and the WAL reopens with the leading segments gone.
       const more = await wal.append(patternPayload(20, 10));
       await wal.close();

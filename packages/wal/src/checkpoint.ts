@@ -43,7 +43,8 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint | null> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError('read checkpoint', e, path);
   }
-  if (b.length < HEADER_BYTES) throw corruptError(path, 0, `checkpoint is ${b.length} bytes, header needs ${HEADER_BYTES}`);
+  if (b.length < HEADER_BYTES)
+    throw corruptError(path, 0, `checkpoint is ${b.length} bytes, header needs ${HEADER_BYTES}`);
   if (b.readUInt32LE(0) !== MAGIC) throw corruptError(path, 0, 'bad checkpoint magic (want SLCK)');
   const version = b.readUInt16LE(4);
   if (version !== VERSION) throw corruptError(path, 4, `unsupported checkpoint version ${version}`);
@@ -69,7 +70,8 @@ export async function readCheckpoint(dir: string): Promise<Checkpoint | null> {
  * @throws WalError `WAL_IO`; RangeError when `payload` exceeds 1 GiB.
  */
 export async function writeCheckpoint(dir: string, position: WalPosition, payload: Uint8Array): Promise<void> {
-  if (payload.length > FORMAT_MAX_FRAME_BYTES) throw new RangeError(`checkpoint payload of ${payload.length} bytes is too large`);
+  if (payload.length > FORMAT_MAX_FRAME_BYTES)
+    throw new RangeError(`checkpoint payload of ${payload.length} bytes is too large`);
   const head = Buffer.alloc(HEADER_BYTES);
   head.writeUInt32LE(MAGIC, 0);
   head.writeUInt16LE(VERSION, 4);

@@ -49,9 +49,11 @@ export function encodeSegmentHeader(sequence: number): Buffer {
 
 /** Decodes a segment header: its sequence number, or a reason it is invalid. */
 export function decodeSegmentHeader(b: Uint8Array): { ok: true; sequence: number } | { ok: false; reason: string } {
-  if (b.length < SEGMENT_HEADER_BYTES) return { ok: false, reason: `header is ${b.length} bytes, need ${SEGMENT_HEADER_BYTES}` };
+  if (b.length < SEGMENT_HEADER_BYTES)
+    return { ok: false, reason: `header is ${b.length} bytes, need ${SEGMENT_HEADER_BYTES}` };
   const v = Buffer.from(b.buffer, b.byteOffset, SEGMENT_HEADER_BYTES);
-  if (v.readUInt32LE(16) !== crc32c(v.subarray(0, 16))) return { ok: false, reason: 'segment header checksum mismatch' };
+  if (v.readUInt32LE(16) !== crc32c(v.subarray(0, 16)))
+    return { ok: false, reason: 'segment header checksum mismatch' };
   if (v.readUInt32LE(0) !== SEGMENT_MAGIC) return { ok: false, reason: 'bad segment magic (want SLWL)' };
   const version = v.readUInt16LE(4);
   if (version !== SEGMENT_VERSION) return { ok: false, reason: `unsupported segment version ${version}` };

@@ -42,14 +42,17 @@ export class FrameScanner {
   async readAt(offset: number, copyPayload: boolean): Promise<FrameReadResult> {
     if (offset === this.limit) return { kind: 'end' };
     const avail = this.limit - offset;
-    if (avail < FRAME_HEADER_BYTES) return { kind: 'incomplete', reason: `${avail} bytes left, frame header needs ${FRAME_HEADER_BYTES}` };
+    if (avail < FRAME_HEADER_BYTES)
+      return { kind: 'incomplete', reason: `${avail} bytes left, frame header needs ${FRAME_HEADER_BYTES}` };
     await this.ensure(offset, FRAME_HEADER_BYTES);
     let at = offset - this.bufStart;
     const len = this.buf.readUInt32LE(at);
     const stored = this.buf.readUInt32LE(at + 4);
-    if (len > FORMAT_MAX_FRAME_BYTES) return { kind: 'bad-length', reason: `length field ${len} exceeds the format cap` };
+    if (len > FORMAT_MAX_FRAME_BYTES)
+      return { kind: 'bad-length', reason: `length field ${len} exceeds the format cap` };
     const next = offset + FRAME_HEADER_BYTES + len;
-    if (next > this.limit) return { kind: 'incomplete', reason: `frame of ${len} payload bytes runs past byte ${this.limit}` };
+    if (next > this.limit)
+      return { kind: 'incomplete', reason: `frame of ${len} payload bytes runs past byte ${this.limit}` };
     await this.ensure(offset, FRAME_HEADER_BYTES + len);
     at = offset - this.bufStart;
     const payloadView = this.buf.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + len);
@@ -64,7 +67,8 @@ export class FrameScanner {
     if (offset >= this.bufStart && offset + n <= this.bufStart + this.bufLen) return;
     const want = Math.min(Math.max(this.chunkBytes, n), this.limit - offset);
     if (this.buf.length < want) this.buf = Buffer.allocUnsafe(want);
-    else if (this.buf.length > this.chunkBytes && want <= this.chunkBytes) this.buf = Buffer.allocUnsafe(this.chunkBytes);
+    else if (this.buf.length > this.chunkBytes && want <= this.chunkBytes)
+      this.buf = Buffer.allocUnsafe(this.chunkBytes);
     let got = 0;
     while (got < want) {
       const { bytesRead } = await this.fh.read(this.buf, got, want - got, offset + got);

@@ -62,7 +62,9 @@ void test(`kill -9 at a random moment loses no acknowledged append (${CYCLES} cy
       assert.deepEqual(missing, [], `cycle ${cycle}: acknowledged but lost`);
     }
     assert.ok(allAcked.length >= 5 * CYCLES);
-    t.diagnostic(`${allAcked.length} acknowledged appends over ${CYCLES} kills; ${healed} recoveries healed a torn tail`);
+    t.diagnostic(
+      `${allAcked.length} acknowledged appends over ${CYCLES} kills; ${healed} recoveries healed a torn tail`,
+    );
   } finally {
     removeDir(dir);
   }

@@ -25,7 +25,10 @@ import {
 const isCorrupt = (e: unknown): boolean => e instanceof WalError && e.code === 'WAL_CORRUPT';
 
 /** Writes `count` pattern frames into a fresh single-segment WAL and returns the segment bytes. */
-async function writeSegment(count: number, size: (i: number) => number): Promise<{ bytes: Buffer; lastFrameStart: number }> {
+async function writeSegment(
+  count: number,
+  size: (i: number) => number,
+): Promise<{ bytes: Buffer; lastFrameStart: number }> {
   const dir = tempDir();
   try {
     const wal = await openWal({ dir, groupCommitMs: 1, segmentBytes: 1 << 20 });
@@ -66,8 +69,22 @@ void describe('recovery heals a torn tail of the newest segment', () => {
   void test('a complete last frame with a bad checksum, and a zero-filled tail, are torn tails', async () => {
     const { bytes, lastFrameStart } = await writeSegment(4, () => 50);
     const variants: Array<[string, Buffer]> = [
-      ['flipped payload byte in the last frame', (() => { const b = Buffer.from(bytes); b[b.length - 3]! ^= 0x40; return b; })()],
-      ['flipped length byte in the last frame', (() => { const b = Buffer.from(bytes); b[lastFrameStart]! ^= 0x01; return b; })()],
+      [
+        'flipped payload byte in the last frame',
+        (() => {
+          const b = Buffer.from(bytes);
+          b[b.length - 3]! ^= 0x40;
+          return b;
+        })(),
+      ],
+      [
+        'flipped length byte in the last frame',
+        (() => {
+          const b = Buffer.from(bytes);
+          b[lastFrameStart]! ^= 0x01;
+          return b;
+        })(),
+      ],
       ['4 KiB of zeros after the last frame', Buffer.concat([bytes, Buffer.alloc(4096)])],
     ];
     for (const [name, content] of variants) {
@@ -212,7 +229,10 @@ void describe('crash property', () => {
             const cut = floor + Math.floor(cutFraction * (size - floor));
             fs.truncateSync(newest, cut);
             if (garbage !== 'none' && cut > floor) {
-              const g = garbage === 'zeros' ? Buffer.alloc(200) : Buffer.from(Array.from({ length: 200 }, (_, k) => (k * 97 + cut) & 0xff));
+              const g =
+                garbage === 'zeros'
+                  ? Buffer.alloc(200)
+                  : Buffer.from(Array.from({ length: 200 }, (_, k) => (k * 97 + cut) & 0xff));
               fs.appendFileSync(newest, g);
             }
             const again = await openWal({ dir: snap, groupCommitMs: 1, segmentBytes });
@@ -220,7 +240,10 @@ void describe('crash property', () => {
             await again.close();
             assert.ok(got.length >= acked, `lost acknowledged frames: got ${got.length}, acked ${acked}`);
             assert.ok(got.length <= written.length);
-            assert.deepEqual(got, written.slice(0, got.length).map((_, i) => i));
+            assert.deepEqual(
+              got,
+              written.slice(0, got.length).map((_, i) => i),
+            );
           } finally {
             removeDir(dir);
             if (snap !== null) removeDir(snap);

@@ -42,7 +42,12 @@ export interface RecoveryReport {
   /** Segments in ascending order (possibly empty: a fresh directory). */
   readonly segments: readonly RecoveredSegment[];
   /** Set when the newest segment's tail was cut: the file, the old size and the new one. */
-  readonly healed: { readonly path: string; readonly from: number; readonly to: number; readonly reason: string } | null;
+  readonly healed: {
+    readonly path: string;
+    readonly from: number;
+    readonly to: number;
+    readonly reason: string;
+  } | null;
 }
 
 /**

@@ -20,14 +20,26 @@ void describe('append and read back', () => {
       const payloads = Array.from({ length: 50 }, (_, i) => patternPayload(i, i * 13));
       const positions = await Promise.all(payloads.map((p) => wal.append(p)));
       for (let i = 1; i < positions.length; i++) assert.ok(compareWalPositions(positions[i - 1]!, positions[i]!) < 0);
-      assert.deepEqual(positions[0], { segment: 1, offset: SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + payloads[0]!.length });
+      assert.deepEqual(positions[0], {
+        segment: 1,
+        offset: SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + payloads[0]!.length,
+      });
       assert.deepEqual(wal.durablePosition(), positions.at(-1));
       const read = await readAll(dir, null, wal.durablePosition());
-      assert.deepEqual(read.map((p) => Buffer.from(p)), payloads.map((p) => Buffer.from(p)));
+      assert.deepEqual(
+        read.map((p) => Buffer.from(p)),
+        payloads.map((p) => Buffer.from(p)),
+      );
       const fromMiddle = [];
       for await (const e of readWal(dir, positions[19]!, positions[29]!)) fromMiddle.push(e);
-      assert.deepEqual(fromMiddle.map((e) => checkPatternPayload(e.payload)), Array.from({ length: 10 }, (_, i) => 20 + i));
-      assert.deepEqual(fromMiddle.map((e) => e.position), positions.slice(20, 30));
+      assert.deepEqual(
+        fromMiddle.map((e) => checkPatternPayload(e.payload)),
+        Array.from({ length: 10 }, (_, i) => 20 + i),
+      );
+      assert.deepEqual(
+        fromMiddle.map((e) => e.position),
+        positions.slice(20, 30),
+      );
       await wal.close();
     } finally {
       removeDir(dir);
@@ -59,10 +71,16 @@ void describe('append and read back', () => {
       assert.ok(wal.stats().rotations >= 10, `rotations=${wal.stats().rotations}`);
       assert.ok(segmentNames(dir).length >= 10);
       const all = await readAll(dir, null, wal.durablePosition());
-      assert.deepEqual(all.map(checkPatternPayload), payloads.map((_, i) => i));
+      assert.deepEqual(
+        all.map(checkPatternPayload),
+        payloads.map((_, i) => i),
+      );
       for (const k of [0, 7, 59, 60, 118]) {
         const rest = await readAll(dir, positions[k]!, wal.durablePosition());
-        assert.deepEqual(rest.map(checkPatternPayload), payloads.slice(k + 1).map((_, i) => k + 1 + i));
+        assert.deepEqual(
+          rest.map(checkPatternPayload),
+          payloads.slice(k + 1).map((_, i) => k + 1 + i),
+        );
       }
       await wal.close();
       // Reopen continues after the last segment.
@@ -86,7 +104,8 @@ void describe('append and read back', () => {
       await wal.append(big);
       const end = await wal.append(small);
       const got = [];
-      for await (const e of readWal(dir, null, end, { chunkBytes: 64 * 1024 })) got.push(checkPatternPayload(e.payload));
+      for await (const e of readWal(dir, null, end, { chunkBytes: 64 * 1024 }))
+        got.push(checkPatternPayload(e.payload));
       assert.deepEqual(got, [2, 1, 2]);
       await wal.close();
     } finally {
@@ -159,7 +178,10 @@ void describe('limits and lifecycle', () => {
     try {
       const wal = await openWal({ dir, groupCommitMs: 1, segmentBytes: 4096, maxFrameBytes: 1000 });
       const before = wal.durablePosition();
-      await assert.rejects(wal.append(new Uint8Array(1001)), (e: unknown) => e instanceof WalError && e.code === 'WAL_FRAME_TOO_LARGE');
+      await assert.rejects(
+        wal.append(new Uint8Array(1001)),
+        (e: unknown) => e instanceof WalError && e.code === 'WAL_FRAME_TOO_LARGE',
+      );
       const ok = await wal.append(new Uint8Array(1000));
       assert.equal(ok.offset - before.offset, FRAME_HEADER_BYTES + 1000);
       await wal.close();
@@ -175,7 +197,10 @@ void describe('limits and lifecycle', () => {
       const pending = wal.append(patternPayload(1, 10));
       await wal.close(); // must not wait for the 10 s window
       const p = await pending;
-      await assert.rejects(wal.append(new Uint8Array(1)), (e: unknown) => e instanceof WalError && e.code === 'WAL_CLOSED');
+      await assert.rejects(
+        wal.append(new Uint8Array(1)),
+        (e: unknown) => e instanceof WalError && e.code === 'WAL_CLOSED',
+      );
       assert.deepEqual((await readAll(dir, null, p)).map(checkPatternPayload), [1]);
     } finally {
       removeDir(dir);

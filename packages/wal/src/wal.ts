@@ -233,7 +233,8 @@ class WalImpl implements Wal {
     let total = 0;
     for (const [sequence, size] of this.sizes) {
       if (checkpoint === null || sequence > checkpoint.segment) total += size - SEGMENT_HEADER_BYTES;
-      else if (sequence === checkpoint.segment) total += Math.max(0, size - Math.max(checkpoint.offset, SEGMENT_HEADER_BYTES));
+      else if (sequence === checkpoint.segment)
+        total += Math.max(0, size - Math.max(checkpoint.offset, SEGMENT_HEADER_BYTES));
     }
     return total;
   }
@@ -304,7 +305,12 @@ class WalImpl implements Wal {
           let offset = start;
           for (const q of batch) {
             offset += FRAME_HEADER_BYTES + q.payload.length;
-            this.unsynced.push({ position: { segment: w.sequence, offset }, at: q.at, resolve: q.resolve, reject: q.reject });
+            this.unsynced.push({
+              position: { segment: w.sequence, offset },
+              at: q.at,
+              resolve: q.resolve,
+              reject: q.reject,
+            });
           }
           this.counters.appends += batch.length;
           this.counters.bytesWritten += offset - start;

@@ -40,14 +40,18 @@ export async function buildQueryCorpus(root: string, options: CorpusOptions): Pr
     for (let k = 0; k < chunk.length; k++) {
       const record = options.bodySuffix ? withSuffix(chunk[k]!, options.bodySuffix(start + k)) : chunk[k]!;
       const mined = miner.mine(options.tenant, record);
-      if (needle === 0n && (record.body as { value: string }).value.startsWith('connection to')) needle = mined.templateId;
+      if (needle === 0n && (record.body as { value: string }).value.startsWith('connection to'))
+        needle = mined.templateId;
       const hour = record.timeUnixNano / HOUR_NS;
       const list = byHour.get(hour) ?? [];
       list.push({ tenantId: options.tenant, record, mined });
       byHour.set(hour, list);
     }
     for (const rows of byHour.values()) {
-      await store.put(dataFileKey(options.tenant, rows[0]!.record.timeUnixNano, uuidv7()), await encodeLogsParquet(rows));
+      await store.put(
+        dataFileKey(options.tenant, rows[0]!.record.timeUnixNano, uuidv7()),
+        await encodeLogsParquet(rows),
+      );
     }
   }
   return { needle };
@@ -68,14 +72,26 @@ export function querySuite(needle: bigint): SuiteQuery[] {
   const W = CORPUS_WINDOW;
   const NEEDLE_W = 'range(2026-03-01T11:00:00Z, 2026-03-01T11:30:00Z)';
   return [
-    { name: 'count by template_id', sluice: `true | ${W} | count by template_id`, duck: 'SELECT template_id, count(*) FROM t GROUP BY 1' },
+    {
+      name: 'count by template_id',
+      sluice: `true | ${W} | count by template_id`,
+      duck: 'SELECT template_id, count(*) FROM t GROUP BY 1',
+    },
     {
       name: 'count by service, bucket(5m)',
       sluice: `true | ${W} | count by service, bucket(5m)`,
       duck: `SELECT "resource.service.name", epoch_ns(effective_time_unix_nano) // 300000000000 AS b, count(*) FROM t GROUP BY 1, 2`,
     },
-    { name: 'substring search, limit 100', sluice: `contains(body, "timed out") | ${W} | limit 100`, duck: `SELECT * FROM t WHERE body LIKE '%timed out%' LIMIT 100` },
-    { name: 'full-scan substring count', sluice: `contains(body, "timed out") | ${W} | count`, duck: `SELECT count(*) FROM t WHERE body LIKE '%timed out%'` },
+    {
+      name: 'substring search, limit 100',
+      sluice: `contains(body, "timed out") | ${W} | limit 100`,
+      duck: `SELECT * FROM t WHERE body LIKE '%timed out%' LIMIT 100`,
+    },
+    {
+      name: 'full-scan substring count',
+      sluice: `contains(body, "timed out") | ${W} | count`,
+      duck: `SELECT count(*) FROM t WHERE body LIKE '%timed out%'`,
+    },
     {
       name: 'windowed template needle',
       sluice: `template_id == ${needle} | ${NEEDLE_W} | limit 100`,

@@ -67,7 +67,15 @@ function rawQuery(url: string, agent: Agent, statement: string): Promise<{ statu
     const t0 = performance.now();
     const req = request(
       `${url}/v1/query`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'X-Sluice-Tenant': TENANT } },
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'X-Sluice-Tenant': TENANT,
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -75,7 +83,9 @@ function rawQuery(url: string, agent: Agent, statement: string): Promise<{ statu
           const ms = performance.now() - t0;
           let kind = '';
           try {
-            kind = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { kind?: string } }).error?.kind ?? '');
+            kind = String(
+              (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { kind?: string } }).error?.kind ?? '',
+            );
           } catch {
             kind = 'unparsable';
           }
@@ -91,8 +101,20 @@ function rawQuery(url: string, agent: Agent, statement: string): Promise<{ statu
 }
 
 async function overhead(dataDir: string, dir: string, needle: bigint): Promise<void> {
-  const on = await spawnSluice(testConfigYaml({ walDir: join(dir, 'wal-on'), dataDir, receiver: false, querier: true, querierLimits: ON_LIMITS }), { dir });
-  const off = await spawnSluice(testConfigYaml({ walDir: join(dir, 'wal-off'), dataDir, receiver: false, querier: true, querierLimits: OFF_LIMITS }), { dir });
+  const on = await spawnSluice(
+    testConfigYaml({ walDir: join(dir, 'wal-on'), dataDir, receiver: false, querier: true, querierLimits: ON_LIMITS }),
+    { dir },
+  );
+  const off = await spawnSluice(
+    testConfigYaml({
+      walDir: join(dir, 'wal-off'),
+      dataDir,
+      receiver: false,
+      querier: true,
+      querierLimits: OFF_LIMITS,
+    }),
+    { dir },
+  );
   try {
     await Promise.all([on.waitReady(), off.waitReady()]);
     const suite = querySuite(needle);
@@ -126,11 +148,16 @@ async function overhead(dataDir: string, dir: string, needle: bigint): Promise<v
     }
     const geo = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);
     const overall = sumOn / sumOff;
-    console.log(`governance overhead: ${ROWS} rows, median of ${RUNS} alternating runs after a warm-up; OFF = 64 GiB pool, caps huge, ${OFF_CONCURRENCY} permits`);
+    console.log(
+      `governance overhead: ${ROWS} rows, median of ${RUNS} alternating runs after a warm-up; OFF = 64 GiB pool, caps huge, ${OFF_CONCURRENCY} permits`,
+    );
     for (const l of lines) console.log('  ' + l);
-    const recycled = (p: SluiceProcess): number => p.logs.filter((l) => l.includes('"msg":"query worker recycled"')).length;
+    const recycled = (p: SluiceProcess): number =>
+      p.logs.filter((l) => l.includes('"msg":"query worker recycled"')).length;
     console.log(`  query workers recycled during the runs: ON ${recycled(on)}, OFF ${recycled(off)}`);
-    console.log(`  overall ON/OFF (sum of medians): ${overall.toFixed(3)} (${((overall - 1) * 100).toFixed(1)} %); geometric mean ${geo.toFixed(3)}; target ≤ 1.030: ${overall <= 1.03 ? 'met' : 'NOT met'}`);
+    console.log(
+      `  overall ON/OFF (sum of medians): ${overall.toFixed(3)} (${((overall - 1) * 100).toFixed(1)} %); geometric mean ${geo.toFixed(3)}; target ≤ 1.030: ${overall <= 1.03 ? 'met' : 'NOT met'}`,
+    );
   } finally {
     await Promise.all([on.stop(), off.stop()]);
   }
@@ -138,7 +165,13 @@ async function overhead(dataDir: string, dir: string, needle: bigint): Promise<v
 
 async function refusalLatency(dataDir: string, dir: string): Promise<void> {
   const server = await spawnSluice(
-    testConfigYaml({ walDir: join(dir, 'wal-gate'), dataDir, receiver: false, querier: true, querierLimits: { memory_pool_bytes: 4 * GiB, max_concurrent_queries: 1, max_queued_queries: 0 } }),
+    testConfigYaml({
+      walDir: join(dir, 'wal-gate'),
+      dataDir,
+      receiver: false,
+      querier: true,
+      querierLimits: { memory_pool_bytes: 4 * GiB, max_concurrent_queries: 1, max_queued_queries: 0 },
+    }),
     { dir },
   );
   const agent = new Agent({ keepAlive: false, maxSockets: BURST + 10 });
@@ -179,10 +212,17 @@ async function refusalLatency(dataDir: string, dir: string): Promise<void> {
     await holder;
     const kinds: Record<string, number> = {};
     for (const r of burst) kinds[`${r.status} ${r.kind || 'ok'}`] = (kinds[`${r.status} ${r.kind || 'ok'}`] ?? 0) + 1;
-    const rejected = burst.filter((r) => r.kind === 'query_queue_full').map((r) => r.ms).sort((a, b) => a - b);
+    const rejected = burst
+      .filter((r) => r.kind === 'query_queue_full')
+      .map((r) => r.ms)
+      .sort((a, b) => a - b);
     serial.sort((a, b) => a - b);
-    console.log(`query_queue_full latency: max_concurrent_queries 1, max_queued_queries 0, permit held by "${slow}" (${holdMs.toFixed(0)} ms each)`);
-    console.log(`  serial (${serial.length} one at a time):  p50 ${percentile(serial, 50).toFixed(2)} ms  p99 ${percentile(serial, 99).toFixed(2)} ms  max ${serial.at(-1)!.toFixed(2)} ms (${serialOther} probes found the permit free)`);
+    console.log(
+      `query_queue_full latency: max_concurrent_queries 1, max_queued_queries 0, permit held by "${slow}" (${holdMs.toFixed(0)} ms each)`,
+    );
+    console.log(
+      `  serial (${serial.length} one at a time):  p50 ${percentile(serial, 50).toFixed(2)} ms  p99 ${percentile(serial, 99).toFixed(2)} ms  max ${serial.at(-1)!.toFixed(2)} ms (${serialOther} probes found the permit free)`,
+    );
     console.log(
       `  burst (${BURST} concurrent):   p50 ${percentile(rejected, 50).toFixed(1)} ms  p99 ${percentile(rejected, 99).toFixed(1)} ms  max ${rejected.at(-1)!.toFixed(1)} ms; ` +
         `wall ${wall.toFixed(0)} ms (${((BURST / wall) * 1000).toFixed(0)} rejections/s); outcomes ${JSON.stringify(kinds)}`,
@@ -199,7 +239,9 @@ async function main(): Promise<void> {
   try {
     const t0 = performance.now();
     const { needle } = await buildQueryCorpus(dataDir, { rows: ROWS, tenant: TENANT });
-    console.log(`corpus: ${ROWS} rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; needle template ${needle}`);
+    console.log(
+      `corpus: ${ROWS} rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; needle template ${needle}`,
+    );
     if (process.env.BENCH_SKIP_OVERHEAD === undefined) await overhead(dataDir, dir, needle);
     if (process.env.BENCH_SKIP_REFUSAL === undefined) await refusalLatency(dataDir, dir);
   } finally {

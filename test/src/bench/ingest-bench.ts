@@ -33,11 +33,18 @@ async function flushedRecords(url: string): Promise<number> {
 async function main(): Promise<void> {
   const dir = tempDir('bench-ingest');
   const server = await spawnSluice(
-    testConfigYaml({ walDir: join(dir, 'wal'), dataDir: join(dir, 'data'), flushAgeSecs: 5, groupCommitMs: GROUP_COMMIT_MS }),
+    testConfigYaml({
+      walDir: join(dir, 'wal'),
+      dataDir: join(dir, 'data'),
+      flushAgeSecs: 5,
+      groupCommitMs: GROUP_COMMIT_MS,
+    }),
     { dir },
   );
   await server.waitReady();
-  const payloads = Array.from({ length: 16 }, (_, i) => Buffer.from(encodeLogsProtobuf(makeRecords(BATCH, { start: i * BATCH }))));
+  const payloads = Array.from({ length: 16 }, (_, i) =>
+    Buffer.from(encodeLogsProtobuf(makeRecords(BATCH, { start: i * BATCH }))),
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: EXPORTERS });
   const url = new URL(`${server.otlpHttpUrl}/v1/logs`);
   const latencies: number[] = [];
@@ -47,10 +54,14 @@ async function main(): Promise<void> {
   const started = performance.now();
   const send = (body: Buffer): Promise<number> =>
     new Promise((resolve, reject) => {
-      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

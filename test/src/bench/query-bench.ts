@@ -30,10 +30,18 @@ async function main(): Promise<void> {
   const dataDir = join(dir, 'data');
   const t0 = performance.now();
   const { needle } = await buildCorpus(dataDir);
-  console.log(`corpus: ${ROWS} rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; needle template ${needle}`);
+  console.log(
+    `corpus: ${ROWS} rows written in ${((performance.now() - t0) / 1000).toFixed(1)} s; needle template ${needle}`,
+  );
 
   const server = await spawnSluice(
-    testConfigYaml({ walDir: join(dir, 'wal'), dataDir, receiver: false, querier: true, querierLimits: { memory_pool_bytes: 4 * 1024 ** 3, max_rows: 10000, max_concurrent_queries: 1 } }),
+    testConfigYaml({
+      walDir: join(dir, 'wal'),
+      dataDir,
+      receiver: false,
+      querier: true,
+      querierLimits: { memory_pool_bytes: 4 * 1024 ** 3, max_rows: 10000, max_concurrent_queries: 1 },
+    }),
     { dir },
   );
   await server.waitReady();

@@ -9,8 +9,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SLUICE_BIN, tempDir } from '../helpers/spawn-sluice.js';
 
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stderr: string; stdout: string } {
-  const r = spawnSync(process.execPath, [SLUICE_BIN, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 });
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; stderr: string; stdout: string } {
+  const r = spawnSync(process.execPath, [SLUICE_BIN, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 

@@ -57,14 +57,21 @@ export function missingConfigKeys(doc: string, keys: readonly ConfigKeyInfo[]): 
 
 test('root: the repository root resolves from test/dist/docs/', () => {
   assert.ok(existsSync(join(ROOT, 'package.json')), `no package.json at ${ROOT}`);
-  assert.ok(existsSync(join(ROOT, 'test', 'src', 'docs', 'docs-coverage.test.ts')), `${ROOT} is not the repository root`);
+  assert.ok(
+    existsSync(join(ROOT, 'test', 'src', 'docs', 'docs-coverage.test.ts')),
+    `${ROOT} is not the repository root`,
+  );
 });
 
 test('configuration.md documents every config key', () => {
   const keys = configKeyReference();
   assert.ok(keys.length > 0);
   const missing = missingConfigKeys(read('docs/configuration.md'), keys);
-  assert.deepEqual(missing, [], `keys missing from docs/configuration.md (run node scripts/gen-config-doc.mjs): ${missing.join(', ')}`);
+  assert.deepEqual(
+    missing,
+    [],
+    `keys missing from docs/configuration.md (run node scripts/gen-config-doc.mjs): ${missing.join(', ')}`,
+  );
 });
 
 test('configuration.md generated tables are up to date', async () => {
@@ -72,7 +79,10 @@ test('configuration.md generated tables are up to date', async () => {
   const before = read(gen.CONFIG_DOC_PATH);
   const { text, missing } = gen.renderConfigDoc(before, configKeyReference());
   assert.deepEqual(missing, [], `sections without a generated block in docs/configuration.md: ${missing.join(', ')}`);
-  assert.ok(text === before, 'docs/configuration.md is stale: run `npx tsc -b packages/config && node scripts/gen-config-doc.mjs`');
+  assert.ok(
+    text === before,
+    'docs/configuration.md is stale: run `npx tsc -b packages/config && node scripts/gen-config-doc.mjs`',
+  );
 });
 
 test('self-check: a key removed from the doc, or a stale table, is detected', async () => {
@@ -80,7 +90,10 @@ test('self-check: a key removed from the doc, or a stale table, is detected', as
   const doc = read('docs/configuration.md');
   const victim = keys.find((k) => k.path === 'querier.limits.max_files') ?? keys[0];
   assert.ok(victim !== undefined);
-  const mutated = doc.split('\n').filter((line) => !line.includes(`\`${victim.path}\``)).join('\n');
+  const mutated = doc
+    .split('\n')
+    .filter((line) => !line.includes(`\`${victim.path}\``))
+    .join('\n');
   assert.deepEqual(missingConfigKeys(mutated, keys), [victim.path]);
   const gen = await loadGenerator();
   assert.notEqual(gen.renderConfigDoc(mutated, keys).text, mutated, 'the generator must restore a removed row');
@@ -112,7 +125,11 @@ export function tableRowsByKind(text: string): Map<string, string[]> {
   const rows = new Map<string, string[]>();
   for (const line of text.split('\n')) {
     const m = /^\|\s*`([a-z_]+)`\s*\|(.*)\|\s*$/.exec(line);
-    if (m?.[1] !== undefined && m[2] !== undefined) rows.set(m[1], m[2].split('|').map((c) => c.trim()));
+    if (m?.[1] !== undefined && m[2] !== undefined)
+      rows.set(
+        m[1],
+        m[2].split('|').map((c) => c.trim()),
+      );
   }
   return rows;
 }
@@ -121,7 +138,10 @@ const queryKinds = (): string[] => {
   const fromSource = queryErrorKindsFromSource(read('apps/querier/src/query-error.ts'));
   // Sanity: the regex still understands the file (see the coupling note at the top).
   for (const known of ['missing_tenant', 'invalid_query', 'internal']) {
-    assert.ok(fromSource.includes(known), `could not parse QueryErrorKind from apps/querier/src/query-error.ts (lost '${known}'); update the regex`);
+    assert.ok(
+      fromSource.includes(known),
+      `could not parse QueryErrorKind from apps/querier/src/query-error.ts (lost '${known}'); update the regex`,
+    );
   }
   return [...new Set([...fromSource, ...LIMIT_ERROR_KINDS])];
 };
@@ -129,7 +149,10 @@ const queryKinds = (): string[] => {
 const ingestKinds = (): string[] => {
   const fromSource = ingestOutcomeKindsFromSource(read('apps/receiver/src/ingest-outcome.ts'));
   for (const known of ['accepted', 'invalid', 'unavailable']) {
-    assert.ok(fromSource.includes(known), `could not parse IngestOutcome from apps/receiver/src/ingest-outcome.ts (lost '${known}'); update the regex`);
+    assert.ok(
+      fromSource.includes(known),
+      `could not parse IngestOutcome from apps/receiver/src/ingest-outcome.ts (lost '${known}'); update the regex`,
+    );
   }
   return fromSource;
 };
@@ -137,28 +160,46 @@ const ingestKinds = (): string[] => {
 test('rejections.md lists every query error kind in the query table', () => {
   const table = tableRowsByKind(section(read('docs/rejections.md'), 'Query'));
   const missing = queryKinds().filter((k) => !table.has(k));
-  assert.deepEqual(missing, [], `query error kinds missing from the "Query" table of docs/rejections.md: ${missing.join(', ')}`);
+  assert.deepEqual(
+    missing,
+    [],
+    `query error kinds missing from the "Query" table of docs/rejections.md: ${missing.join(', ')}`,
+  );
 });
 
 test('rejections.md lists every ingest outcome in the ingest table', () => {
   const table = tableRowsByKind(section(read('docs/rejections.md'), 'Ingest'));
   const missing = ingestKinds().filter((k) => !table.has(k));
-  assert.deepEqual(missing, [], `ingest outcomes missing from the "Ingest" table of docs/rejections.md: ${missing.join(', ')}`);
+  assert.deepEqual(
+    missing,
+    [],
+    `ingest outcomes missing from the "Ingest" table of docs/rejections.md: ${missing.join(', ')}`,
+  );
 });
 
 test('rejections.md gives each RFC 0058 limit kind the status the code returns', () => {
   const table = tableRowsByKind(section(read('docs/rejections.md'), 'Query'));
   for (const kind of LIMIT_ERROR_KINDS as readonly LimitErrorKind[]) {
     const http = table.get(kind)?.[0];
-    assert.equal(http, String(limitErrorStatus(kind)), `docs/rejections.md: ${kind} must show HTTP ${limitErrorStatus(kind)}`);
+    assert.equal(
+      http,
+      String(limitErrorStatus(kind)),
+      `docs/rejections.md: ${kind} must show HTTP ${limitErrorStatus(kind)}`,
+    );
     const retryAfter = table.get(kind)?.[3];
     assert.equal(retryAfter, 'no', `docs/rejections.md: ${kind} never carries Retry-After (RFC 0058 §3.3)`);
   }
 });
 
 test('self-check: the kind parsers read the real union shapes', () => {
-  assert.deepEqual(queryErrorKindsFromSource("export type QueryErrorKind =\n  | 'a_b'\n  | LimitErrorKind\n  | 'c';\nconst x = 'd';"), ['a_b', 'c']);
-  assert.deepEqual(ingestOutcomeKindsFromSource("| { readonly status: 'ok'; n: 1 }\n| { readonly status: 'bad' }"), ['ok', 'bad']);
+  assert.deepEqual(
+    queryErrorKindsFromSource("export type QueryErrorKind =\n  | 'a_b'\n  | LimitErrorKind\n  | 'c';\nconst x = 'd';"),
+    ['a_b', 'c'],
+  );
+  assert.deepEqual(ingestOutcomeKindsFromSource("| { readonly status: 'ok'; n: 1 }\n| { readonly status: 'bad' }"), [
+    'ok',
+    'bad',
+  ]);
   assert.equal(tableRowsByKind('| `x_y` | 422 | −32600 |\n| x | 1 |').get('x_y')?.[0], '422');
 });
 
@@ -212,7 +253,9 @@ test('every relative link in docs/*.md points to an existing file (and heading)'
   for (const expected of ['configuration.md', 'rejections.md', 'deployment.md', 'quickstart.md']) {
     assert.ok(pages.includes(expected), `docs/${expected} is missing`);
   }
-  const broken = pages.flatMap((name) => brokenLinks(join(DOCS, name), readFileSync(join(DOCS, name), 'utf8')).map((b) => `docs/${name}: ${b}`));
+  const broken = pages.flatMap((name) =>
+    brokenLinks(join(DOCS, name), readFileSync(join(DOCS, name), 'utf8')).map((b) => `docs/${name}: ${b}`),
+  );
   assert.deepEqual(broken, [], `broken links:\n${broken.join('\n')}`);
 });
 
@@ -220,5 +263,8 @@ test('self-check: a broken link is detected', () => {
   const page = join(DOCS, 'quickstart.md');
   assert.equal(brokenLinks(page, '[x](no-such-file.md)').length, 1);
   assert.equal(brokenLinks(page, '[x](rejections.md#no-such-heading)').length, 1);
-  assert.deepEqual(brokenLinks(page, '[x](rejections.md#query-v1query-and-mcp) [y](https://example.com) `[z](nope.md)`'), []);
+  assert.deepEqual(
+    brokenLinks(page, '[x](rejections.md#query-v1query-and-mcp) [y](https://example.com) `[z](nope.md)`'),
+    [],
+  );
 });

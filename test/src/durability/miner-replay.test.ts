@@ -42,34 +42,44 @@ async function templateIdsByTime(root: string): Promise<Map<bigint, string>> {
   return new Map(rows.map((r) => [r.record.timeUnixNano, `${r.mined.templateId}@${r.mined.templateVersion}`]));
 }
 
-test('a restart from checkpoint + miner snapshot + WAL replay after kill -9 yields the same template ids and versions as a clean run', { timeout: 120_000 }, async () => {
-  const BATCHES = 12;
-  // Run A: one clean run.
-  const a = tempDir('miner-a');
-  const configA = testConfigYaml({ walDir: join(a, 'wal'), dataDir: join(a, 'data'), flushAgeSecs: 600 });
-  const runA = await spawnSluice(configA, { dir: a });
-  await send(runA.otlpHttpUrl, 0, BATCHES);
-  assert.equal((await runA.stop()).code, 0);
-  const expected = await templateIdsByTime(join(a, 'data'));
-  assert.equal(expected.size, BATCHES * 20);
-  assert.ok(new Set(expected.values()).size > 3, 'the corpus produced several templates');
-  assert.ok([...expected.values()].some((v) => !v.endsWith('@1')), 'and some widened templates');
+test(
+  'a restart from checkpoint + miner snapshot + WAL replay after kill -9 yields the same template ids and versions as a clean run',
+  { timeout: 120_000 },
+  async () => {
+    const BATCHES = 12;
+    // Run A: one clean run.
+    const a = tempDir('miner-a');
+    const configA = testConfigYaml({ walDir: join(a, 'wal'), dataDir: join(a, 'data'), flushAgeSecs: 600 });
+    const runA = await spawnSluice(configA, { dir: a });
+    await send(runA.otlpHttpUrl, 0, BATCHES);
+    assert.equal((await runA.stop()).code, 0);
+    const expected = await templateIdsByTime(join(a, 'data'));
+    assert.equal(expected.size, BATCHES * 20);
+    assert.ok(new Set(expected.values()).size > 3, 'the corpus produced several templates');
+    assert.ok(
+      [...expected.values()].some((v) => !v.endsWith('@1')),
+      'and some widened templates',
+    );
 
-  // Run B: half, graceful stop (checkpoint with miner snapshot); the rest, kill -9 before any flush; replay.
-  const b = tempDir('miner-b');
-  const configB = testConfigYaml({ walDir: join(b, 'wal'), dataDir: join(b, 'data'), flushAgeSecs: 600 });
-  const first = await spawnSluice(configB, { dir: b });
-  await send(first.otlpHttpUrl, 0, BATCHES / 2);
-  assert.equal((await first.stop()).code, 0);
-  const second = await spawnSluice(configB, { dir: b });
-  await send(second.otlpHttpUrl, BATCHES / 2, BATCHES);
-  await second.kill();
-  const third = await spawnSluice(configB, { dir: b });
-  await third.waitReady();
-  assert.equal((await third.stop()).code, 0);
-  assert.ok(third.logs.some((l) => /"msg":"sink replayed the WAL".*"exports":6/.test(l)), 'the killed run\'s 6 exports were replayed');
+    // Run B: half, graceful stop (checkpoint with miner snapshot); the rest, kill -9 before any flush; replay.
+    const b = tempDir('miner-b');
+    const configB = testConfigYaml({ walDir: join(b, 'wal'), dataDir: join(b, 'data'), flushAgeSecs: 600 });
+    const first = await spawnSluice(configB, { dir: b });
+    await send(first.otlpHttpUrl, 0, BATCHES / 2);
+    assert.equal((await first.stop()).code, 0);
+    const second = await spawnSluice(configB, { dir: b });
+    await send(second.otlpHttpUrl, BATCHES / 2, BATCHES);
+    await second.kill();
+    const third = await spawnSluice(configB, { dir: b });
+    await third.waitReady();
+    assert.equal((await third.stop()).code, 0);
+    assert.ok(
+      third.logs.some((l) => /"msg":"sink replayed the WAL".*"exports":6/.test(l)),
+      "the killed run's 6 exports were replayed",
+    );
 
-  const got = await templateIdsByTime(join(b, 'data'));
-  assert.equal(got.size, expected.size);
-  for (const [time, id] of expected) assert.equal(got.get(time), id, `template id@version of the record at ${time}`);
-});
+    const got = await templateIdsByTime(join(b, 'data'));
+    assert.equal(got.size, expected.size);
+    for (const [time, id] of expected) assert.equal(got.get(time), id, `template id@version of the record at ${time}`);
+  },
+);

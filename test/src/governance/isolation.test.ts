@@ -12,43 +12,69 @@ import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
 const SECS = Number(process.env.SLUICE_ISOLATION_SECS ?? 60);
-const TYPED = new Set(['query_memory_limit', 'query_memory_contended', 'query_queue_full', 'query_queue_timeout', 'query_file_limit', 'query_result_limit']);
+const TYPED = new Set([
+  'query_memory_limit',
+  'query_memory_contended',
+  'query_queue_full',
+  'query_queue_timeout',
+  'query_file_limit',
+  'query_result_limit',
+]);
 
-test(`isolation: exports are all acknowledged while 16 clients hammer the querier for ${SECS} s`, { timeout: (SECS + 120) * 1000 }, async () => {
-  const dir = tempDir('isolation');
-  const server = await spawnSluice(
-    testConfigYaml({
-      walDir: join(dir, 'wal'),
-      dataDir: join(dir, 'data'),
-      flushAgeSecs: 1,
-      querier: true,
-      querierLimits: { memory_pool_bytes: 48 * 1024 * 1024, max_concurrent_queries: 4, max_queued_queries: 8, queue_timeout_ms: 1500, max_result_bytes: 2 * 1024 * 1024 },
-    }),
-    { dir },
-  );
-  try {
-    await server.waitReady();
-    const report = await runGovernanceLoad({
-      otlpHttpUrl: server.otlpHttpUrl,
-      otlpGrpcAddress: server.otlpGrpcAddress,
-      queryUrl: server.queryUrl!,
-      tenant: 'load',
-      durationMs: SECS * 1000,
-      clients: 16,
-      heavyQueries: ['true | limit 10000', 'contains(body, "load") | limit 10000', 'true | sort ts desc | limit 10000'],
-      lightQueries: ['severity >= error | limit 5', 'true | count by service', 'contains(body, "took 7 ms") | count'],
-    });
-    console.log(JSON.stringify(report));
-    assert.equal(report.exportsFailed, 0, `every export acknowledged: ${report.exportErrors.join('; ')}`);
-    assert.ok(report.exportsAcked > 0);
-    for (const kind of Object.keys(report.rejections)) assert.ok(TYPED.has(kind), `rejection kind ${kind} is a typed governance kind`);
-    // The querier keeps idle connections 65 s, longer than this load runs: no request meets a closed socket.
-    assert.equal(report.queryTransportRetries, 0, `no query request failed at the transport: ${report.queryTransportErrors.join('; ')}`);
-    assert.ok(Object.values(report.rejections).reduce((a, b) => a + b, 0) > 0, 'the heavy queries were refused');
-    assert.ok(report.ok > 0, 'normal queries were served');
-    assert.equal(await metricValue(server.queryUrl!, 'sluice_query_pool_reserved'), 0, 'the pool reads 0 at the end');
-  } finally {
-    const exit = await server.stop();
-    assert.equal(exit.code, 0);
-  }
-});
+test(
+  `isolation: exports are all acknowledged while 16 clients hammer the querier for ${SECS} s`,
+  { timeout: (SECS + 120) * 1000 },
+  async () => {
+    const dir = tempDir('isolation');
+    const server = await spawnSluice(
+      testConfigYaml({
+        walDir: join(dir, 'wal'),
+        dataDir: join(dir, 'data'),
+        flushAgeSecs: 1,
+        querier: true,
+        querierLimits: {
+          memory_pool_bytes: 48 * 1024 * 1024,
+          max_concurrent_queries: 4,
+          max_queued_queries: 8,
+          queue_timeout_ms: 1500,
+          max_result_bytes: 2 * 1024 * 1024,
+        },
+      }),
+      { dir },
+    );
+    try {
+      await server.waitReady();
+      const report = await runGovernanceLoad({
+        otlpHttpUrl: server.otlpHttpUrl,
+        otlpGrpcAddress: server.otlpGrpcAddress,
+        queryUrl: server.queryUrl!,
+        tenant: 'load',
+        durationMs: SECS * 1000,
+        clients: 16,
+        heavyQueries: [
+          'true | limit 10000',
+          'contains(body, "load") | limit 10000',
+          'true | sort ts desc | limit 10000',
+        ],
+        lightQueries: ['severity >= error | limit 5', 'true | count by service', 'contains(body, "took 7 ms") | count'],
+      });
+      console.log(JSON.stringify(report));
+      assert.equal(report.exportsFailed, 0, `every export acknowledged: ${report.exportErrors.join('; ')}`);
+      assert.ok(report.exportsAcked > 0);
+      for (const kind of Object.keys(report.rejections))
+        assert.ok(TYPED.has(kind), `rejection kind ${kind} is a typed governance kind`);
+      // The querier keeps idle connections 65 s, longer than this load runs: no request meets a closed socket.
+      assert.equal(
+        report.queryTransportRetries,
+        0,
+        `no query request failed at the transport: ${report.queryTransportErrors.join('; ')}`,
+      );
+      assert.ok(Object.values(report.rejections).reduce((a, b) => a + b, 0) > 0, 'the heavy queries were refused');
+      assert.ok(report.ok > 0, 'normal queries were served');
+      assert.equal(await metricValue(server.queryUrl!, 'sluice_query_pool_reserved'), 0, 'the pool reads 0 at the end');
+    } finally {
+      const exit = await server.stop();
+      assert.equal(exit.code, 0);
+    }
+  },
+);

@@ -15,7 +15,14 @@ import { executeQuery } from '@sluice/engine';
 import { createMemoryPool } from '@sluice/limits';
 import { encodeLogsProtobuf } from '@sluice/otlp';
 import { parseQuery } from '@sluice/query';
-import { createS3ObjectStore, dataFileKey, dataPartitionPrefix, encodeLogsParquet, uuidv7, type S3ObjectStore } from '@sluice/storage';
+import {
+  createS3ObjectStore,
+  dataFileKey,
+  dataPartitionPrefix,
+  encodeLogsParquet,
+  uuidv7,
+  type S3ObjectStore,
+} from '@sluice/storage';
 import { post } from '../helpers/http-client.js';
 import { metricValue } from '../helpers/metrics.js';
 import { big, field, postQuery } from '../helpers/query-client.js';
@@ -46,11 +53,16 @@ function filesUnder(dir: string): string[] {
 }
 
 /** The parsed `query memory pool sized` startup lines. */
-function poolSizedLines(server: SluiceProcess): { bytes: number; source: string; share: number | null; detail: string }[] {
+function poolSizedLines(
+  server: SluiceProcess,
+): { bytes: number; source: string; share: number | null; detail: string }[] {
   const out: { bytes: number; source: string; share: number | null; detail: string }[] = [];
   for (const line of server.logs) {
     try {
-      const entry = JSON.parse(line) as { msg?: string; fields?: { bytes: number; source: string; share: number | null; detail: string } };
+      const entry = JSON.parse(line) as {
+        msg?: string;
+        fields?: { bytes: number; source: string; share: number | null; detail: string };
+      };
       if (entry.msg === 'query memory pool sized' && entry.fields) out.push(entry.fields);
     } catch {
       // not a JSON line
@@ -69,7 +81,13 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
 
   before(async () => {
     server = await spawnSluice(
-      testConfigYaml({ walDir: join(dir, 'wal'), dataDir: join(dir, 'data'), flushAgeSecs: 1, querier: true, querierLimits: { memory_pool_bytes: POOL_BYTES } }),
+      testConfigYaml({
+        walDir: join(dir, 'wal'),
+        dataDir: join(dir, 'data'),
+        flushAgeSecs: 1,
+        querier: true,
+        querierLimits: { memory_pool_bytes: POOL_BYTES },
+      }),
       { dir, env: { TMPDIR: spillDir, TMP: spillDir, TEMP: spillDir } },
     );
     await server.waitReady();
@@ -107,7 +125,11 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
     const needed = Number(/needs at least (\d+) bytes/.exec(message)?.[1] ?? NaN);
     assert.ok(needed > POOL_BYTES, `the message names the bytes needed (${needed}), more than the pool: ${message}`);
     assert.match(message, new RegExp(`whole pool of ${POOL_BYTES} bytes`), 'the message names the pool size');
-    assert.doesNotMatch(message, /Aggregat|Stream|hyparquet|parquet|Error|stack|node:|\.js|\.ts|at \S+ \(/, 'no engine text');
+    assert.doesNotMatch(
+      message,
+      /Aggregat|Stream|hyparquet|parquet|Error|stack|node:|\.js|\.ts|at \S+ \(/,
+      'no engine text',
+    );
     assert.equal(await metricValue(url, 'sluice_query_pool_reserved'), 0, 'the pool reads 0 after the rejection');
 
     const small = await postQuery(url, 'acme', `template_id == ${templateId} | ${RANGE} | count`);
@@ -199,7 +221,11 @@ describe('RFC0058.6: the listing and file caps on S3 (request-counting S3 client
     const records = corpusRecords(0, 9 * PER_FILE);
     for (let f = 0; f < 9; f++) {
       const part = records.slice(f * PER_FILE, (f + 1) * PER_FILE);
-      const rows = part.map((record) => ({ tenantId: 'acme', record, mined: { templateId: 1n, templateVersion: 1, params: [], confidence: 1, lossy: false } }));
+      const rows = part.map((record) => ({
+        tenantId: 'acme',
+        record,
+        mined: { templateId: 1n, templateVersion: 1, params: [], confidence: 1, lossy: false },
+      }));
       const hour = CORPUS_BASE_NS + BigInt(Math.floor(f / 3)) * HOUR_NS;
       await store.put(dataFileKey('acme', hour, uuidv7()), await encodeLogsParquet(rows, { rowGroupRows: PER_FILE }));
       fileCount++;
@@ -211,7 +237,10 @@ describe('RFC0058.6: the listing and file caps on S3 (request-counting S3 client
     await s3.stop();
   });
 
-  async function runS3(limits: { maxListedObjects?: number; maxFiles?: number }): Promise<{ outcome: Awaited<ReturnType<typeof executeQuery>>; commands: string[] }> {
+  async function runS3(limits: {
+    maxListedObjects?: number;
+    maxFiles?: number;
+  }): Promise<{ outcome: Awaited<ReturnType<typeof executeQuery>>; commands: string[] }> {
     const parsed = parseQuery(`true | ${S3_RANGE} | count`);
     if (!parsed.ok) throw new Error(parsed.error.message);
     const pool = createMemoryPool({ sizeBytes: 64 << 20 });
@@ -223,7 +252,14 @@ describe('RFC0058.6: the listing and file caps on S3 (request-counting S3 client
       query: parsed.value,
       nowNs: CORPUS_BASE_NS + 3n * HOUR_NS,
       defaultWindowSecs: 3600,
-      limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20, ...limits },
+      limits: {
+        defaultRows: 1000,
+        maxRows: 10_000,
+        maxListedObjects: 100_000,
+        maxFiles: 10_000,
+        maxResultBytes: 64 << 20,
+        ...limits,
+      },
       reservation,
     });
     if (outcome.status === 'ok') outcome.budget.release();
@@ -234,15 +270,26 @@ describe('RFC0058.6: the listing and file caps on S3 (request-counting S3 client
 
   test('RFC0058.6: S3 — over max_listed_objects the walk stops at cap + 1 keys: no list page after the one that crossed the cap, no read', async () => {
     const { outcome, commands: sent } = await runS3({ maxListedObjects: 5 });
-    assert.deepEqual(outcome.status === 'error' && outcome.error, { kind: 'query_file_limit', cap: 'max_listed_objects', limit: 5 });
+    assert.deepEqual(outcome.status === 'error' && outcome.error, {
+      kind: 'query_file_limit',
+      cap: 'max_listed_objects',
+      limit: 5,
+    });
     // Pages of 2 keys: keys 1–2, 3–4, 5–6; the 6th crosses the cap, so exactly 3 list requests of the 5 the walk would need.
     assert.deepEqual(sent, ['ListObjectsV2Command', 'ListObjectsV2Command', 'ListObjectsV2Command']);
   });
 
   test('RFC0058.6: S3 — max_files below the live file count is query_file_limit before any footer is read', async () => {
     const { outcome, commands: sent } = await runS3({ maxFiles: fileCount - 1 });
-    assert.deepEqual(outcome.status === 'error' && outcome.error, { kind: 'query_file_limit', cap: 'max_files', limit: fileCount - 1 });
-    assert.ok(sent.length > 0 && sent.every((c) => c === 'ListObjectsV2Command'), `only listings, no GetObject: ${sent.join(',')}`);
+    assert.deepEqual(outcome.status === 'error' && outcome.error, {
+      kind: 'query_file_limit',
+      cap: 'max_files',
+      limit: fileCount - 1,
+    });
+    assert.ok(
+      sent.length > 0 && sent.every((c) => c === 'ListObjectsV2Command'),
+      `only listings, no GetObject: ${sent.join(',')}`,
+    );
     const ok = await runS3({ maxFiles: fileCount });
     assert.equal(ok.outcome.status, 'ok');
     assert.ok(ok.commands.includes('GetObjectCommand'), 'the control run does read footers');
@@ -253,8 +300,15 @@ describe('RFC0058.6: the listing and file caps on S3 (request-counting S3 client
     await store.put(manifestKey, new Uint8Array(1024 * 1024 + 1).fill(0x20));
     try {
       const { outcome, commands: sent } = await runS3({});
-      assert.deepEqual(outcome.status === 'error' && outcome.error, { kind: 'query_file_limit', cap: 'manifest_bytes', limit: 1024 * 1024 });
-      assert.ok(sent.every((c) => c === 'ListObjectsV2Command'), `no GetObject at all: ${sent.join(',')}`);
+      assert.deepEqual(outcome.status === 'error' && outcome.error, {
+        kind: 'query_file_limit',
+        cap: 'manifest_bytes',
+        limit: 1024 * 1024,
+      });
+      assert.ok(
+        sent.every((c) => c === 'ListObjectsV2Command'),
+        `no GetObject at all: ${sent.join(',')}`,
+      );
     } finally {
       await store.delete(manifestKey);
     }

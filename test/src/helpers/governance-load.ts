@@ -58,17 +58,34 @@ function logs(batch: number, size: number): TestLog[] {
 /** Runs the load for `durationMs` and reports. */
 export async function runGovernanceLoad(options: LoadOptions): Promise<LoadReport> {
   const deadline = Date.now() + options.durationMs;
-  const exporter = createExporter('http-proto', { httpUrl: options.otlpHttpUrl, grpcAddress: options.otlpGrpcAddress }, { tenant: options.tenant, gzip: true });
-  const report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [] as string[], queryTransportRetries: 0, queryTransportErrors: [] as string[], queries: 0, ok: 0, rejections: {} as Record<string, number> };
+  const exporter = createExporter(
+    'http-proto',
+    { httpUrl: options.otlpHttpUrl, grpcAddress: options.otlpGrpcAddress },
+    { tenant: options.tenant, gzip: true },
+  );
+  const report = {
+    exportsAcked: 0,
+    exportsFailed: 0,
+    exportErrors: [] as string[],
+    queryTransportRetries: 0,
+    queryTransportErrors: [] as string[],
+    queries: 0,
+    ok: 0,
+    rejections: {} as Record<string, number>,
+  };
   const exporting = (async () => {
     for (let batch = 0; Date.now() < deadline; batch++) {
-      const records = await buildSdkRecords({ resource: { 'service.name': 'load' }, scopeName: 'load', scopeVersion: '1' }, logs(batch, 200));
+      const records = await buildSdkRecords(
+        { resource: { 'service.name': 'load' }, scopeName: 'load', scopeVersion: '1' },
+        logs(batch, 200),
+      );
       try {
         await exportBatch(exporter, records);
         report.exportsAcked++;
       } catch (error) {
         report.exportsFailed++;
-        if (report.exportErrors.length < 5) report.exportErrors.push(error instanceof Error ? error.message : String(error));
+        if (report.exportErrors.length < 5)
+          report.exportErrors.push(error instanceof Error ? error.message : String(error));
       }
     }
     await exporter.shutdown();
@@ -83,14 +100,16 @@ export async function runGovernanceLoad(options: LoadOptions): Promise<LoadRepor
         answer = await postQuery(options.queryUrl, options.tenant, statement);
       } catch (first) {
         report.queryTransportRetries++;
-        if (report.queryTransportErrors.length < 5) report.queryTransportErrors.push(`retried: ${String((first as { cause?: unknown }).cause ?? first)}`);
+        if (report.queryTransportErrors.length < 5)
+          report.queryTransportErrors.push(`retried: ${String((first as { cause?: unknown }).cause ?? first)}`);
         // A reused keep-alive socket the server had just closed fails the request before it was sent; a real
         // client retries that once. A second failure means the querier is unreachable: count it, stop this client.
         try {
           answer = await postQuery(options.queryUrl, options.tenant, statement);
         } catch (error) {
           report.rejections['transport_error'] = (report.rejections['transport_error'] ?? 0) + 1;
-          if (report.queryTransportErrors.length < 5) report.queryTransportErrors.push(String((error as { cause?: unknown }).cause ?? error));
+          if (report.queryTransportErrors.length < 5)
+            report.queryTransportErrors.push(String((error as { cause?: unknown }).cause ?? error));
           return;
         }
       }

@@ -15,9 +15,18 @@ export interface RawResponse {
  * POSTs `body` to `url`. With `chunked`, the body is sent in 64 KiB chunks without a Content-Length (the way
  * the OTel JS HTTP exporters send). Resolves with the response even if the server closes mid-upload.
  */
-export function post(url: string, body: Uint8Array, headers: Record<string, string>, options: { chunked?: boolean } = {}): Promise<RawResponse> {
+export function post(
+  url: string,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  options: { chunked?: boolean } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: options.chunked ? headers : { ...headers, 'content-length': String(body.length) }, agent: false });
+    const req = request(url, {
+      method: 'POST',
+      headers: options.chunked ? headers : { ...headers, 'content-length': String(body.length) },
+      agent: false,
+    });
     let responded = false;
     req.on('response', (res) => {
       responded = true;

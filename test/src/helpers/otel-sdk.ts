@@ -58,7 +58,11 @@ export async function buildSdkRecords(source: TestSource, logs: readonly TestLog
   for (const log of logs) {
     const ctx =
       log.traceId !== null && log.spanId !== null
-        ? trace.setSpanContext(context.active(), { traceId: log.traceId, spanId: log.spanId, traceFlags: TraceFlags.SAMPLED })
+        ? trace.setSpanContext(context.active(), {
+            traceId: log.traceId,
+            spanId: log.spanId,
+            traceFlags: TraceFlags.SAMPLED,
+          })
         : context.active();
     logger.emit({
       body: log.body,
@@ -78,7 +82,11 @@ export async function buildSdkRecords(source: TestSource, logs: readonly TestLog
 }
 
 /** Creates a real exporter pointed at a running gateway. */
-export function createExporter(kind: ExporterKind, target: { httpUrl: string; grpcAddress: string }, options: { tenant?: string; gzip: boolean; tenantHeader?: string }): LogRecordExporter {
+export function createExporter(
+  kind: ExporterKind,
+  target: { httpUrl: string; grpcAddress: string },
+  options: { tenant?: string; gzip: boolean; tenantHeader?: string },
+): LogRecordExporter {
   const header = options.tenantHeader ?? 'X-Sluice-Tenant';
   const compression = options.gzip ? ('gzip' as never) : ('none' as never);
   if (kind === 'grpc') {

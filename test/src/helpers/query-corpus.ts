@@ -33,7 +33,13 @@ function body(i: number): string {
 
 /** The records of one tenant: `n` of them, `tenantIndex` keeps their times disjoint from other tenants'. */
 export function corpusRecords(tenantIndex: number, n: number): LogRecord[] {
-  const scope: ScopeInfo = { name: 'corpus', version: '1.0.0', attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
+  const scope: ScopeInfo = {
+    name: 'corpus',
+    version: '1.0.0',
+    attributes: [],
+    droppedAttributesCount: 0,
+    schemaUrl: '',
+  };
   const resources: ResourceInfo[] = SERVICES.map((service) => ({
     attributes: [
       { key: 'service.name', value: { kind: 'string', value: service } },
@@ -75,7 +81,12 @@ export function corpusRecords(tenantIndex: number, n: number): LogRecord[] {
 }
 
 /** Exports `records` for `tenant` in batches of `batch` through OTLP/HTTP protobuf. */
-export async function exportRecords(otlpHttpUrl: string, tenant: string, records: readonly LogRecord[], batch = 200): Promise<void> {
+export async function exportRecords(
+  otlpHttpUrl: string,
+  tenant: string,
+  records: readonly LogRecord[],
+  batch = 200,
+): Promise<void> {
   for (let i = 0; i < records.length; i += batch) {
     const res = await post(`${otlpHttpUrl}/v1/logs`, encodeLogsProtobuf(records.slice(i, i + batch)), {
       'content-type': 'application/x-protobuf',

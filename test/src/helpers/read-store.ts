@@ -20,7 +20,8 @@ import type { TestS3Server } from './s3-server.js';
 import { tempDir } from './spawn-sluice.js';
 
 /** Where a test's gateway stored its data. */
-export type StoreLocation = { readonly backend: 'local'; readonly root: string } | { readonly backend: 's3'; readonly s3: TestS3Server };
+export type StoreLocation =
+  { readonly backend: 'local'; readonly root: string } | { readonly backend: 's3'; readonly s3: TestS3Server };
 
 /** A stored row as our reader decodes it. */
 export type StoredRowView = StoredLogRow;
@@ -54,7 +55,8 @@ export async function readStoredRows(location: StoreLocation): Promise<StoredRow
   for await (const entry of store.list({ prefix: 'data/' })) {
     if (entry.kind !== 'object' || !entry.key.endsWith('.parquet')) continue;
     const file = await openParquetFile(sourceFromStore(store, entry.key, entry.size));
-    for (const group of file.rowGroups) rows.push(...decodeLogRows(await file.readRowGroup(group.index, LOG_COLUMN_NAMES)));
+    for (const group of file.rowGroups)
+      rows.push(...decodeLogRows(await file.readRowGroup(group.index, LOG_COLUMN_NAMES)));
   }
   return rows;
 }
@@ -113,7 +115,11 @@ export async function duckDbRows(location: StoreLocation): Promise<DuckRow[]> {
  * A read that fails while the sink is still uploading (s3rver serves an object while its PUT is in progress) is
  * retried on the next poll; a store that never reaches `count` rows fails with the last error or count.
  */
-export async function waitForStoredRows(location: StoreLocation, count: number, timeoutMs = 60_000): Promise<StoredRowView[]> {
+export async function waitForStoredRows(
+  location: StoreLocation,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<StoredRowView[]> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   let rows: StoredRowView[] = [];
@@ -126,5 +132,7 @@ export async function waitForStoredRows(location: StoreLocation, count: number, 
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`only ${rows.length} of ${count} rows stored after ${timeoutMs} ms${last ? `; last read error: ${String(last)}` : ''}`);
+  throw new Error(
+    `only ${rows.length} of ${count} rows stored after ${timeoutMs} ms${last ? `; last read error: ${String(last)}` : ''}`,
+  );
 }

@@ -31,7 +31,10 @@ export function testScope(name = 'test-scope'): ScopeInfo {
 }
 
 /** `n` records starting at index `start`, ns timestamps from `baseNs` (1 ms apart), sharing one resource/scope. */
-export function makeRecords(n: number, options: { start?: number; baseNs?: bigint; service?: string; tag?: string } = {}): LogRecord[] {
+export function makeRecords(
+  n: number,
+  options: { start?: number; baseNs?: bigint; service?: string; tag?: string } = {},
+): LogRecord[] {
   const start = options.start ?? 0;
   const baseNs = options.baseNs ?? 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
   const resource = testResource(options.service ?? 'checkout');

@@ -19,7 +19,13 @@ export interface TestS3Server {
 /** Starts s3rver; the caller stops it. Paginated listing needs `--openssl-legacy-provider` (set by the test runner). */
 export async function startS3Server(bucket = 'sluice'): Promise<TestS3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'sluice-s3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
   const address = await server.run();
   return {
     endpoint: `http://127.0.0.1:${address.port}`,

@@ -41,7 +41,10 @@ export function tempDir(prefix: string): string {
 }
 
 /** Writes `yaml` to a temp file and starts `sluice serve --config` on it. */
-export async function spawnSluice(yaml: string, options: { dir?: string; env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {}): Promise<SluiceProcess> {
+export async function spawnSluice(
+  yaml: string,
+  options: { dir?: string; env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {},
+): Promise<SluiceProcess> {
   const dir = options.dir ?? tempDir('cfg');
   const configPath = join(dir, `sluice-${process.pid}-${Date.now()}.yaml`);
   writeFileSync(configPath, yaml);
@@ -83,8 +86,13 @@ export async function spawnSluice(yaml: string, options: { dir?: string; env?: N
     };
     child.stderr!.on('data', onData);
     child.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
-    void exited.then(({ code, signal }) => reject(new Error(`sluice exited before starting (code ${code}, signal ${signal}):\n${logs.join('\n')}`)));
-    setTimeout(() => reject(new Error(`sluice did not start in time:\n${logs.join('\n')}`)), options.startTimeoutMs ?? 30_000).unref();
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`sluice exited before starting (code ${code}, signal ${signal}):\n${logs.join('\n')}`)),
+    );
+    setTimeout(
+      () => reject(new Error(`sluice did not start in time:\n${logs.join('\n')}`)),
+      options.startTimeoutMs ?? 30_000,
+    ).unref();
   });
   const addresses = await started;
   const otlpHttpUrl = addresses.http === '' ? '' : `http://${addresses.http}`;

@@ -44,7 +44,14 @@ describe('bad input', () => {
 
   before(async () => {
     server = await spawnSluice(
-      testConfigYaml({ walDir: join(dir, 'wal'), dataDir, defaultTenant: null, maxRequestBytes: 1 << 20, maxDecompressedBytes: 4 << 20, flushAgeSecs: 600 }),
+      testConfigYaml({
+        walDir: join(dir, 'wal'),
+        dataDir,
+        defaultTenant: null,
+        maxRequestBytes: 1 << 20,
+        maxDecompressedBytes: 4 << 20,
+        flushAgeSecs: 600,
+      }),
       { dir },
     );
     await server.waitReady();
@@ -150,6 +157,9 @@ describe('bad input', () => {
       assert.ok(row.record.attributes.some((kv) => kv.key === 'tag'));
     }
     const files = await listStoreFiles({ backend: 'local', root: dataDir });
-    assert.ok(files.every((f) => f.endsWith('.parquet')), `only published Parquet files: ${files.join(', ')}`);
+    assert.ok(
+      files.every((f) => f.endsWith('.parquet')),
+      `only published Parquet files: ${files.join(', ')}`,
+    );
   });
 });

@@ -23,7 +23,9 @@ function logsFor(client: number): TestLog[] {
     const seq = client * 1000 + i;
     const structured = i % 10 === 9;
     logs.push({
-      body: structured ? { order: seq, items: ['a', 'b'], nested: { ok: true } } : `order ${seq} shipped to zone-${i % 3} in ${i * 7} ms ünïcode`,
+      body: structured
+        ? { order: seq, items: ['a', 'b'], nested: { ok: true } }
+        : `order ${seq} shipped to zone-${i % 3} in ${i * 7} ms ünïcode`,
       severityNumber: [5, 9, 13, 17, 21][i % 5]!,
       severityText: ['DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'][i % 5]!,
       attributes: { seq, 'http.route': `/orders/${i % 4}`, ratio: i + 0.25, flag: i % 2 === 0, tags: ['x', 'y'] },
@@ -42,7 +44,11 @@ function attr(row: StoredRowView, key: string): unknown {
   return kv === undefined ? undefined : kv.value;
 }
 
-function checkRow(row: StoredRowView, log: TestLog, client: { kind: ExporterKind; gzip: boolean; tenant: string }): void {
+function checkRow(
+  row: StoredRowView,
+  log: TestLog,
+  client: { kind: ExporterKind; gzip: boolean; tenant: string },
+): void {
   assert.equal(row.tenantId, client.tenant);
   assert.equal(row.record.timeUnixNano, log.timeNs, 'time_unix_nano exact to the ns');
   assert.equal(row.record.observedTimeUnixNano, log.observedNs);
@@ -53,7 +59,7 @@ function checkRow(row: StoredRowView, log: TestLog, client: { kind: ExporterKind
   assert.equal(toHex(row.record.traceId), log.traceId ?? '');
   assert.equal(toHex(row.record.spanId), log.spanId ?? '');
   assert.equal(row.record.eventName, log.eventName ?? '');
-  assert.deepEqual(attr(row, 'http.route'), { kind: 'string', value: (log.attributes['http.route'] as string) });
+  assert.deepEqual(attr(row, 'http.route'), { kind: 'string', value: log.attributes['http.route'] as string });
   assert.deepEqual(attr(row, 'ratio'), { kind: 'double', value: log.attributes.ratio as number });
   assert.deepEqual(attr(row, 'flag'), { kind: 'bool', value: log.attributes.flag as boolean });
   assert.equal((attr(row, 'tags') as { kind: string }).kind, 'array');
@@ -74,7 +80,15 @@ for (const backend of ['local', 's3'] as const) {
     before(async () => {
       if (backend === 's3') s3 = await startS3Server();
       location = s3 ? { backend: 's3', s3 } : { backend: 'local', root: join(dir, 'data') };
-      server = await spawnSluice(testConfigYaml({ walDir: join(dir, 'wal'), dataDir: join(dir, 'data'), ...(s3 ? { s3 } : {}), flushAgeSecs: 600 }), { dir });
+      server = await spawnSluice(
+        testConfigYaml({
+          walDir: join(dir, 'wal'),
+          dataDir: join(dir, 'data'),
+          ...(s3 ? { s3 } : {}),
+          flushAgeSecs: 600,
+        }),
+        { dir },
+      );
       await server.waitReady();
     });
     after(async () => {
@@ -89,10 +103,18 @@ for (const backend of ['local', 's3'] as const) {
           const tenant = `${kind}.${gzip ? 'gzip' : 'plain'}`;
           const logs = logsFor(n++);
           const records = await buildSdkRecords(
-            { resource: { 'service.name': `svc-${kind}`, 'deployment.environment': 'e2e' }, scopeName: 'e2e-scope', scopeVersion: gzip ? '2.0.0-gz' : '2.0.0' },
+            {
+              resource: { 'service.name': `svc-${kind}`, 'deployment.environment': 'e2e' },
+              scopeName: 'e2e-scope',
+              scopeVersion: gzip ? '2.0.0-gz' : '2.0.0',
+            },
             logs,
           );
-          const exporter = createExporter(kind, { httpUrl: server.otlpHttpUrl, grpcAddress: server.otlpGrpcAddress }, { tenant, gzip });
+          const exporter = createExporter(
+            kind,
+            { httpUrl: server.otlpHttpUrl, grpcAddress: server.otlpGrpcAddress },
+            { tenant, gzip },
+          );
           await exportBatch(exporter, records);
           await exporter.shutdown();
           clients.push({ kind, gzip, tenant, logs });

@@ -57,7 +57,13 @@ for (const backend of ['local', 's3'] as const) {
       await server.waitReady();
       url = server.queryUrl!;
       // Long bodies make the decoded data of a full scan far larger than the 32 MiB pool.
-      const records = corpusRecords(0, RECORDS).map((r, i) => ({ ...r, body: { kind: 'string' as const, value: `${(r.body as { value: string }).value} ${'x'.repeat(6000 + (i % 7))}` } }));
+      const records = corpusRecords(0, RECORDS).map((r, i) => ({
+        ...r,
+        body: {
+          kind: 'string' as const,
+          value: `${(r.body as { value: string }).value} ${'x'.repeat(6000 + (i % 7))}`,
+        },
+      }));
       await exportRecords(server.otlpHttpUrl, 'acme', records, 500);
       await waitForStoredRows(location, RECORDS);
     });
@@ -69,16 +75,25 @@ for (const backend of ['local', 's3'] as const) {
     test('query_logs, template_drift and list_templates over MCP answer what /v1/query answers', async () => {
       const client = await mcpClient(url);
       try {
-        for (const statement of [`severity >= error | ${RANGE} | limit 20`, `true | ${RANGE} | count by service`, `contains(body, "timed out") | ${RANGE} | count`]) {
+        for (const statement of [
+          `severity >= error | ${RANGE} | limit 20`,
+          `true | ${RANGE} | count by service`,
+          `contains(body, "timed out") | ${RANGE} | count`,
+        ]) {
           const http = await postQuery(url, 'acme', statement);
           assert.equal(http.status, 200, http.text.slice(0, 300));
           const mcp = await client.callTool({ name: 'query_logs', arguments: { tenant: 'acme', query: statement } });
           assert.equal(text(mcp), http.text, statement);
         }
         const drift = await postQuery(url, 'acme', 'drift from 2026-03-01T00:00:00Z to now');
-        const mcpDrift = await client.callTool({ name: 'template_drift', arguments: { tenant: 'acme', from: '2026-03-01T00:00:00Z', to: 'now' } });
+        const mcpDrift = await client.callTool({
+          name: 'template_drift',
+          arguments: { tenant: 'acme', from: '2026-03-01T00:00:00Z', to: 'now' },
+        });
         assert.equal(text(mcpDrift), drift.text);
-        const templates = JSON.parse(text(await client.callTool({ name: 'list_templates', arguments: { tenant: 'acme' } }))) as { templates: unknown[] };
+        const templates = JSON.parse(
+          text(await client.callTool({ name: 'list_templates', arguments: { tenant: 'acme' } })),
+        ) as { templates: unknown[] };
         assert.ok(templates.templates.length >= 5, 'the corpus templates are listed');
       } finally {
         await client.close();
@@ -88,18 +103,27 @@ for (const backend of ['local', 's3'] as const) {
     test('MCP failures are JSON-RPC errors carrying data.kind', async () => {
       const client = await mcpClient(url);
       try {
-        await assert.rejects(client.callTool({ name: 'query_logs', arguments: { tenant: 'acme', query: 'severity >= | count' } }), (e: unknown) => {
-          assert.ok(e instanceof McpError);
-          assert.equal(e.code, -32602);
-          assert.deepEqual(e.data, { kind: 'invalid_query' });
-          return true;
-        });
-        await assert.rejects(client.callTool({ name: 'query_logs', arguments: { tenant: 'acme', query: `true | ${RANGE} | limit 10000` } }), (e: unknown) => {
-          assert.ok(e instanceof McpError);
-          assert.equal(e.code, -32600, 'a limit rejection is invalid_request');
-          assert.deepEqual(e.data, { kind: 'query_memory_limit' });
-          return true;
-        });
+        await assert.rejects(
+          client.callTool({ name: 'query_logs', arguments: { tenant: 'acme', query: 'severity >= | count' } }),
+          (e: unknown) => {
+            assert.ok(e instanceof McpError);
+            assert.equal(e.code, -32602);
+            assert.deepEqual(e.data, { kind: 'invalid_query' });
+            return true;
+          },
+        );
+        await assert.rejects(
+          client.callTool({
+            name: 'query_logs',
+            arguments: { tenant: 'acme', query: `true | ${RANGE} | limit 10000` },
+          }),
+          (e: unknown) => {
+            assert.ok(e instanceof McpError);
+            assert.equal(e.code, -32600, 'a limit rejection is invalid_request');
+            assert.deepEqual(e.data, { kind: 'query_memory_limit' });
+            return true;
+          },
+        );
       } finally {
         await client.close();
       }

@@ -67,14 +67,22 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
   const dir = tempDir('oracle');
 
   before(async () => {
-    server = await spawnSluice(testConfigYaml({ walDir: join(dir, 'wal'), dataDir: join(dir, 'data'), flushAgeSecs: 1, querier: true }), { dir });
+    server = await spawnSluice(
+      testConfigYaml({ walDir: join(dir, 'wal'), dataDir: join(dir, 'data'), flushAgeSecs: 1, querier: true }),
+      { dir },
+    );
     await server.waitReady();
     url = server.queryUrl!;
-    for (const [i, tenant] of TENANTS.entries()) await exportRecords(server.otlpHttpUrl, tenant, corpusRecords(i, PER_TENANT));
+    for (const [i, tenant] of TENANTS.entries())
+      await exportRecords(server.otlpHttpUrl, tenant, corpusRecords(i, PER_TENANT));
     // Wait for the sink to publish everything (age flush), reading storage outside the query path.
     const all = await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, TENANTS.length * PER_TENANT);
     assert.equal(all.length, TENANTS.length * PER_TENANT);
-    for (const t of TENANTS) rowsOf.set(t, all.filter((r) => r.tenantId === t));
+    for (const t of TENANTS)
+      rowsOf.set(
+        t,
+        all.filter((r) => r.tenantId === t),
+      );
   });
   after(async () => {
     if (server.child.exitCode === null) await server.stop();
@@ -93,7 +101,10 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
     ['ends_with(body, "EUR")', (r) => bodyText(r).endsWith('EUR')],
     ['matches(body, "db-[0-2] timed")', (r) => /db-[0-2] timed/.test(bodyText(r))],
     ['body =~ "^user (alice|bob) "', (r) => /^user (alice|bob) /.test(bodyText(r))],
-    ['not (severity < warn) or contains(body, "cache miss")', (r) => !(sev(r) < 13 && sev(r) !== 0) || bodyText(r).includes('cache miss')],
+    [
+      'not (severity < warn) or contains(body, "cache miss")',
+      (r) => !(sev(r) < 13 && sev(r) !== 0) || bodyText(r).includes('cache miss'),
+    ],
     ['event_name == "audit.tick"', (r) => r.record.eventName === 'audit.tick'],
   ];
 
@@ -104,7 +115,11 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
         const answer = await postQuery(url, tenant, `${predicate} | ${RANGE} | limit 10000`);
         assert.equal(answer.status, 200, answer.text.slice(0, 300));
         assert.equal(big(field(answer.json, 'rows')), BigInt(expected.length), `${tenant}: rows`);
-        assert.deepEqual(new Set(recordTimes(answer.json)), new Set(expected.map((r) => r.record.timeUnixNano)), `${tenant}: the same records`);
+        assert.deepEqual(
+          new Set(recordTimes(answer.json)),
+          new Set(expected.map((r) => r.record.timeUnixNano)),
+          `${tenant}: the same records`,
+        );
       }
     });
   }
@@ -126,7 +141,10 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
     assert.equal(big(field(rec, 'template_id')), target.mined.templateId);
     assert.equal(field(field(rec, 'body'), 'line'), bodyText(target));
     const attrs = field(rec, 'attributes') as readonly JsonValue[];
-    assert.deepEqual(attrs.map((a) => field(a, 'key')), target.record.attributes.map((a) => a.key));
+    assert.deepEqual(
+      attrs.map((a) => field(a, 'key')),
+      target.record.attributes.map((a) => a.key),
+    );
   });
 
   test('limit: records are clamped, `rows` stays the full count', async () => {
@@ -140,7 +158,12 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
   });
 
   test('sort ts desc | limit 5 returns the five latest matches, newest first', async () => {
-    const expected = rowsOf.get('beta')!.filter((r) => service(r) === 'payments').map((r) => r.record.timeUnixNano).sort((a, b) => (a < b ? 1 : -1)).slice(0, 5);
+    const expected = rowsOf
+      .get('beta')!
+      .filter((r) => service(r) === 'payments')
+      .map((r) => r.record.timeUnixNano)
+      .sort((a, b) => (a < b ? 1 : -1))
+      .slice(0, 5);
     const answer = await postQuery(url, 'beta', `service == "payments" | ${RANGE} | sort ts desc | limit 5`);
     assert.deepEqual(recordTimes(answer.json), expected);
   });
@@ -166,7 +189,8 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
       const byTpl = aggregate((await postQuery(url, tenant, `true | ${RANGE} | count by template_id`)).json);
       const expTpl = countBy(rows, (r) => [r.mined.templateId.toString()]);
       assert.equal(byTpl.size, expTpl.size);
-      for (const [k, n] of expTpl) assert.equal(big(field(byTpl.get(k), 'count')), BigInt(n), `${tenant} template ${k}`);
+      for (const [k, n] of expTpl)
+        assert.equal(big(field(byTpl.get(k), 'count')), BigInt(n), `${tenant} template ${k}`);
     }
   });
 
@@ -183,7 +207,10 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
 
   test('count by service, bucket(1h) and bucket(5m)', async () => {
     const rows = rowsOf.get('beta')!;
-    for (const [w, ns] of [['1h', 3_600_000_000_000n], ['5m', 300_000_000_000n]] as const) {
+    for (const [w, ns] of [
+      ['1h', 3_600_000_000_000n],
+      ['5m', 300_000_000_000n],
+    ] as const) {
       const expected = countBy(rows, (r) => [service(r) ?? '', bucketStart(r.record.timeUnixNano, ns)]);
       const got = aggregate((await postQuery(url, 'beta', `true | ${RANGE} | count by service, bucket(${w})`)).json);
       assert.equal(got.size, expected.size, `bucket(${w}) group count`);
@@ -194,13 +221,24 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
   test('sum, min, max, avg of a numeric attribute by service', async () => {
     const rows = rowsOf.get('acme2')!;
     for (const fn of ['sum', 'min', 'max', 'avg'] as const) {
-      const got = aggregate((await postQuery(url, 'acme2', `true | ${RANGE} | ${fn}(attr.latency_ms) by service`)).json);
+      const got = aggregate(
+        (await postQuery(url, 'acme2', `true | ${RANGE} | ${fn}(attr.latency_ms) by service`)).json,
+      );
       for (const svc of ['checkout', 'payments', 'search']) {
         const values = rows.filter((r) => service(r) === svc).map((r) => Number(attrValue(r, 'latency_ms')));
         const expected =
-          fn === 'sum' ? values.reduce((a, b) => a + b, 0) : fn === 'min' ? Math.min(...values) : fn === 'max' ? Math.max(...values) : values.reduce((a, b) => a + b, 0) / values.length;
+          fn === 'sum'
+            ? values.reduce((a, b) => a + b, 0)
+            : fn === 'min'
+              ? Math.min(...values)
+              : fn === 'max'
+                ? Math.max(...values)
+                : values.reduce((a, b) => a + b, 0) / values.length;
         const value = Number(field(got.get(JSON.stringify([svc])), 'value'));
-        assert.ok(Math.abs(value - expected) < 1e-9 * Math.max(1, Math.abs(expected)), `${fn} ${svc}: ${value} vs ${expected}`);
+        assert.ok(
+          Math.abs(value - expected) < 1e-9 * Math.max(1, Math.abs(expected)),
+          `${fn} ${svc}: ${value} vs ${expected}`,
+        );
       }
     }
   });
@@ -212,16 +250,25 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
   });
 
   test('the structured JSON form answers the same as the text form', async () => {
-    const text = await postQuery(url, 'acme', `service == "checkout" and severity >= warn | ${RANGE} | count by service`);
+    const text = await postQuery(
+      url,
+      'acme',
+      `service == "checkout" and severity >= warn | ${RANGE} | count by service`,
+    );
     const structured = await postQuery(url, 'acme', {
-      predicate: { and: [{ field: 'service', op: '==', value: 'checkout' }, { field: 'severity', op: '>=', value: 'warn' }] },
+      predicate: {
+        and: [
+          { field: 'service', op: '==', value: 'checkout' },
+          { field: 'severity', op: '>=', value: 'warn' },
+        ],
+      },
       stages: [{ range: { from: '2026-03-01T10:00:00Z', to: '2026-03-01T13:00:00Z' } }, { count: { by: ['service'] } }],
     });
     assert.equal(structured.status, 200, structured.text);
     assert.deepEqual(field(structured.json, 'aggregate'), field(text.json, 'aggregate'));
   });
 
-  test('tenant isolation: a tenant never sees another tenant\'s rows, including one whose name is a prefix', async () => {
+  test("tenant isolation: a tenant never sees another tenant's rows, including one whose name is a prefix", async () => {
     for (const tenant of ['acme', 'acme2', 'beta', 'acm', 'acme%32', '..', 'acme%2F..%2Fbeta']) {
       const answer = await postQuery(url, tenant, `true | ${RANGE} | limit 10000`);
       assert.equal(answer.status, 200, answer.text);

@@ -32,7 +32,14 @@ const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 16);
 /** Diagnostic only: sets `memory_pool_fraction` (the validated replay leaves it unset: share 0.50). */
 const FRACTION = process.env.SOAK_POOL_FRACTION === undefined ? undefined : Number(process.env.SOAK_POOL_FRACTION);
 const TENANT = 'soak';
-const TYPED = new Set(['query_memory_limit', 'query_memory_contended', 'query_queue_full', 'query_queue_timeout', 'query_file_limit', 'query_result_limit']);
+const TYPED = new Set([
+  'query_memory_limit',
+  'query_memory_contended',
+  'query_queue_full',
+  'query_queue_timeout',
+  'query_file_limit',
+  'query_result_limit',
+]);
 const MiB = 1024 * 1024;
 
 interface Server {
@@ -48,7 +55,12 @@ interface Server {
 }
 
 /** Starts `sluice serve` inside `cg`: the shell joins the group, then execs node, so no byte runs outside it. */
-async function startInCgroup(cg: MemoryCgroup, configPath: string, cwd: string, onSpawn: (server: Server) => void): Promise<Server> {
+async function startInCgroup(
+  cg: MemoryCgroup,
+  configPath: string,
+  cwd: string,
+  onSpawn: (server: Server) => void,
+): Promise<Server> {
   const script = `echo $$ > ${JSON.stringify(join(cg.path, 'cgroup.procs'))} && exec ${JSON.stringify(process.execPath)} ${JSON.stringify(SLUICE_BIN)} serve --config ${JSON.stringify(configPath)}`;
   const child = spawn('sh', ['-c', script], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const server: Server = {
@@ -82,7 +94,12 @@ async function startInCgroup(cg: MemoryCgroup, configPath: string, cwd: string, 
         }
         if (entry.msg === 'querier started') server.queryUrl = `http://${String(f.http)}`;
         if (entry.msg === 'query memory pool sized') {
-          server.pool = { bytes: Number(f.bytes), source: String(f.source), share: typeof f.share === 'number' ? f.share : null, detail: String(f.detail) };
+          server.pool = {
+            bytes: Number(f.bytes),
+            source: String(f.source),
+            share: typeof f.share === 'number' ? f.share : null,
+            detail: String(f.detail),
+          };
         }
       } catch {
         // not a JSON log line
@@ -91,12 +108,21 @@ async function startInCgroup(cg: MemoryCgroup, configPath: string, cwd: string, 
   });
   const deadline = Date.now() + 60_000;
   while (server.otlpHttpUrl === '' || server.queryUrl === '') {
-    if (server.exitedWith) throw new Error(`sluice exited before starting (${JSON.stringify(server.exitedWith)}):\n${server.logs.slice(-30).join('\n')}`);
+    if (server.exitedWith)
+      throw new Error(
+        `sluice exited before starting (${JSON.stringify(server.exitedWith)}):\n${server.logs.slice(-30).join('\n')}`,
+      );
     if (Date.now() > deadline) throw new Error(`sluice did not start in 60 s:\n${server.logs.slice(-30).join('\n')}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  while ((await fetch(`${server.otlpHttpUrl}/readyz`).then((r) => r.status, () => 0)) !== 200) {
-    if (server.exitedWith || Date.now() > deadline) throw new Error(`sluice not ready:\n${server.logs.slice(-30).join('\n')}`);
+  while (
+    (await fetch(`${server.otlpHttpUrl}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200
+  ) {
+    if (server.exitedWith || Date.now() > deadline)
+      throw new Error(`sluice not ready:\n${server.logs.slice(-30).join('\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return server;
@@ -129,7 +155,17 @@ async function acceptedBatches(baseUrl: string): Promise<number> {
 }
 
 function startSampler(cg: MemoryCgroup, server: Server): { stop(): Promise<void>; peaks: Peaks } {
-  const peaks: Peaks = { rss: 0, cache: 0, vmRssKb: 0, vmHwmKb: 0, poolReserved: 0, oomKill: 0, oomAtSecs: null, goneAtSecs: null, ingestBatches: 0 };
+  const peaks: Peaks = {
+    rss: 0,
+    cache: 0,
+    vmRssKb: 0,
+    vmHwmKb: 0,
+    poolReserved: 0,
+    oomKill: 0,
+    oomAtSecs: null,
+    goneAtSecs: null,
+    ingestBatches: 0,
+  };
   const t0 = Date.now();
   let running = true;
   const loop = (async () => {
@@ -151,7 +187,10 @@ function startSampler(cg: MemoryCgroup, server: Server): { stop(): Promise<void>
         try {
           peaks.vmRssKb = Math.max(peaks.vmRssKb, vmRssKb(server.pid));
           peaks.vmHwmKb = Math.max(peaks.vmHwmKb, vmHwmKb(server.pid));
-          peaks.poolReserved = Math.max(peaks.poolReserved, await metricValue(server.queryUrl, 'sluice_query_pool_reserved'));
+          peaks.poolReserved = Math.max(
+            peaks.poolReserved,
+            await metricValue(server.queryUrl, 'sluice_query_pool_reserved'),
+          );
           const batches = await acceptedBatches(server.queryUrl);
           if (batches > 0) peaks.ingestBatches = batches;
         } catch {
@@ -180,9 +219,17 @@ async function corpusInto(dataDir: string): Promise<bigint> {
     const { needle } = await buildQueryCorpus(root, {
       rows: ROWS,
       tenant: TENANT,
-      bodySuffix: (i) => ' dump=' + (i >>> 0).toString(16).padStart(8, '0').repeat(Math.ceil(BODY_BYTES / 8)).slice(0, BODY_BYTES),
+      bodySuffix: (i) =>
+        ' dump=' +
+        (i >>> 0)
+          .toString(16)
+          .padStart(8, '0')
+          .repeat(Math.ceil(BODY_BYTES / 8))
+          .slice(0, BODY_BYTES),
     });
-    console.log(`corpus: ${ROWS} rows with ~${BODY_BYTES}-byte body suffixes written in ${((performance.now() - t0) / 1000).toFixed(1)} s (needle template ${needle})`);
+    console.log(
+      `corpus: ${ROWS} rows with ~${BODY_BYTES}-byte body suffixes written in ${((performance.now() - t0) / 1000).toFixed(1)} s (needle template ${needle})`,
+    );
     return needle;
   };
   const cache = process.env.SOAK_CORPUS_DIR;
@@ -218,7 +265,14 @@ async function main(): Promise<number> {
   // Both roles, local storage, default limits, NO memory_pool_bytes: the pool must derive from the cgroup.
   writeFileSync(
     configPath,
-    testConfigYaml({ walDir: join(dir, 'wal'), dataDir, flushAgeSecs: 5, querier: true, defaultTenant: TENANT, ...(FRACTION !== undefined ? { querierLimits: { memory_pool_fraction: FRACTION } } : {}) }),
+    testConfigYaml({
+      walDir: join(dir, 'wal'),
+      dataDir,
+      flushAgeSecs: 5,
+      querier: true,
+      defaultTenant: TENANT,
+      ...(FRACTION !== undefined ? { querierLimits: { memory_pool_fraction: FRACTION } } : {}),
+    }),
   );
 
   const cg = createMemoryCgroup(`sluice-soak-${process.pid}`, LIMIT);
@@ -269,18 +323,34 @@ async function main(): Promise<number> {
           // High-cardinality aggregation: one group per record.
           `true | ${W} | count by trace_id`,
         ],
-        lightQueries: ['severity >= error | limit 5', 'true | count by service', 'contains(body, "took 7 ms") | count', `template_id == ${needle} | range(2026-03-01T11:00:00Z, 2026-03-01T11:01:00Z) | count`],
+        lightQueries: [
+          'severity >= error | limit 5',
+          'true | count by service',
+          'contains(body, "took 7 ms") | count',
+          `template_id == ${needle} | range(2026-03-01T11:00:00Z, 2026-03-01T11:01:00Z) | count`,
+        ],
       });
     } catch (error) {
       // runGovernanceLoad throws when a query request fails at the transport (e.g. the server went away).
       loadError = error;
-      report = { exportsAcked: 0, exportsFailed: 0, exportErrors: [], queryTransportRetries: 0, queryTransportErrors: [], queries: 0, ok: 0, rejections: {} };
+      report = {
+        exportsAcked: 0,
+        exportsFailed: 0,
+        exportErrors: [],
+        queryTransportRetries: 0,
+        queryTransportErrors: [],
+        queries: 0,
+        ok: 0,
+        rejections: {},
+      };
     } finally {
       loadSecs = (Date.now() - loadStart) / 1000;
       await sampler.stop();
     }
     const aliveAtEnd = server.exitedWith === null;
-    const poolAtEnd = aliveAtEnd ? await metricValue(server.queryUrl, 'sluice_query_pool_reserved').catch(() => NaN) : NaN;
+    const poolAtEnd = aliveAtEnd
+      ? await metricValue(server.queryUrl, 'sluice_query_pool_reserved').catch(() => NaN)
+      : NaN;
     const hwmKb = aliveAtEnd ? vmHwmKb(server.pid) : sampler.peaks.vmHwmKb;
     const counters: CgroupCounters = cg.counters();
     // Worker deaths during the load (read before the stop below terminates the workers).
@@ -296,28 +366,52 @@ async function main(): Promise<number> {
     const oomKills = Math.max(counters.oomKill, sampler.peaks.oomKill);
 
     console.log('');
-    console.log(`cgroup soak: ${SECS} s, ${CLIENTS} clients, limit ${LIMIT} B (${gib(LIMIT)}), corpus ${ROWS} rows x ~${BODY_BYTES} B bodies`);
-    console.log(`  pool sized:          ${server.pool?.bytes ?? '?'} B from ${server.pool?.source ?? '?'} (share ${server.pool?.share ?? '?'}; expected ${expectedPool}) — ${server.pool?.detail ?? ''}`);
-    console.log(`  cgroup peak usage:   memory.max_usage_in_bytes ${counters.maxUsageBytes} (${gib(counters.maxUsageBytes)}; includes page cache)`);
-    console.log(`  cgroup peak rss:     ${sampler.peaks.rss} (${gib(sampler.peaks.rss)}; memory.stat rss, sampled 1/s); peak cache ${gib(sampler.peaks.cache)}`);
-    console.log(`  process peak RSS:    VmHWM ${hwmKb} kB (${gib(hwmKb * 1024)}${aliveAtEnd ? '' : '; last sample before the process died'}); sampled VmRSS max ${gib(sampler.peaks.vmRssKb * 1024)}`);
+    console.log(
+      `cgroup soak: ${SECS} s, ${CLIENTS} clients, limit ${LIMIT} B (${gib(LIMIT)}), corpus ${ROWS} rows x ~${BODY_BYTES} B bodies`,
+    );
+    console.log(
+      `  pool sized:          ${server.pool?.bytes ?? '?'} B from ${server.pool?.source ?? '?'} (share ${server.pool?.share ?? '?'}; expected ${expectedPool}) — ${server.pool?.detail ?? ''}`,
+    );
+    console.log(
+      `  cgroup peak usage:   memory.max_usage_in_bytes ${counters.maxUsageBytes} (${gib(counters.maxUsageBytes)}; includes page cache)`,
+    );
+    console.log(
+      `  cgroup peak rss:     ${sampler.peaks.rss} (${gib(sampler.peaks.rss)}; memory.stat rss, sampled 1/s); peak cache ${gib(sampler.peaks.cache)}`,
+    );
+    console.log(
+      `  process peak RSS:    VmHWM ${hwmKb} kB (${gib(hwmKb * 1024)}${aliveAtEnd ? '' : '; last sample before the process died'}); sampled VmRSS max ${gib(sampler.peaks.vmRssKb * 1024)}`,
+    );
     console.log(`  pool reserved peak:  ${gib(sampler.peaks.poolReserved)} (sampled 1/s); at end ${poolAtEnd}`);
-    console.log(`  OOM kills:           ${oomKills} (memory.oom_control oom_kill); under_oom ${counters.underOom}; memory.failcnt ${counters.failcnt}`);
+    console.log(
+      `  OOM kills:           ${oomKills} (memory.oom_control oom_kill); under_oom ${counters.underOom}; memory.failcnt ${counters.failcnt}`,
+    );
     console.log(
       `  server alive at end: ${aliveAtEnd}; exit ${JSON.stringify(exit)}; query worker deaths during the load ${workerDeaths}` +
-        (sampler.peaks.oomAtSecs !== null ? `; OOM kill seen ${sampler.peaks.oomAtSecs.toFixed(0)} s into the load` : '') +
-        (sampler.peaks.goneAtSecs !== null ? `; process gone ${sampler.peaks.goneAtSecs.toFixed(0)} s into the load` : ''),
+        (sampler.peaks.oomAtSecs !== null
+          ? `; OOM kill seen ${sampler.peaks.oomAtSecs.toFixed(0)} s into the load`
+          : '') +
+        (sampler.peaks.goneAtSecs !== null
+          ? `; process gone ${sampler.peaks.goneAtSecs.toFixed(0)} s into the load`
+          : ''),
     );
     for (const l of deathLines.slice(0, 3)) console.log(`  WARNING worker died: ${l.slice(0, 400)}`);
     if (loadError !== undefined) {
-      console.log(`  load aborted after:  ${loadSecs.toFixed(1)} s (its counts are lost; server-side accepted OTLP batches by the last 1/s scrape: ${sampler.peaks.ingestBatches})`);
+      console.log(
+        `  load aborted after:  ${loadSecs.toFixed(1)} s (its counts are lost; server-side accepted OTLP batches by the last 1/s scrape: ${sampler.peaks.ingestBatches})`,
+      );
     } else {
       console.log(`  load ran:            ${loadSecs.toFixed(1)} s`);
     }
-    console.log(`  exports:             ${report.exportsAcked} acknowledged, ${report.exportsFailed} failed ${report.exportErrors.length ? JSON.stringify(report.exportErrors) : ''}`);
+    console.log(
+      `  exports:             ${report.exportsAcked} acknowledged, ${report.exportsFailed} failed ${report.exportErrors.length ? JSON.stringify(report.exportErrors) : ''}`,
+    );
     console.log(`  queries:             ${report.queries} sent, ${report.ok} ok, ${rejected} rejected`);
-    console.log(`  query transport:     ${report.queryTransportRetries} request(s) failed before any HTTP status and were retried ${report.queryTransportErrors.length ? JSON.stringify(report.queryTransportErrors) : ''}`);
-    console.log(`  compaction:          ${compacted} partition(s) compacted, ${compactionFailures} failed (first sweep 300 s after start)`);
+    console.log(
+      `  query transport:     ${report.queryTransportRetries} request(s) failed before any HTTP status and were retried ${report.queryTransportErrors.length ? JSON.stringify(report.queryTransportErrors) : ''}`,
+    );
+    console.log(
+      `  compaction:          ${compacted} partition(s) compacted, ${compactionFailures} failed (first sweep 300 s after start)`,
+    );
     console.log(`  rejections by kind:  ${JSON.stringify(report.rejections)}`);
 
     const failures: string[] = [];
@@ -329,10 +423,15 @@ async function main(): Promise<number> {
     if (!aliveAtEnd) failures.push('the server died during the soak');
     if (report.exportsFailed > 0) failures.push(`${report.exportsFailed} export(s) failed`);
     if (loadError === undefined && report.exportsAcked === 0) failures.push('no export acknowledged');
-    if (loadError === undefined && rejected === 0) failures.push('no query was refused (the heavy queries were not heavy enough)');
+    if (loadError === undefined && rejected === 0)
+      failures.push('no query was refused (the heavy queries were not heavy enough)');
     if (untyped.length > 0) failures.push(`untyped rejections: ${untyped.join(', ')}`);
-    if (report.queryTransportRetries > 0) failures.push(`${report.queryTransportRetries} query request(s) failed at the transport (the server closed a connection the client reused)`);
-    if (server.pool?.source !== 'cgroup_v1' || server.pool.bytes !== expectedPool) failures.push(`pool ${JSON.stringify(server.pool)} did not derive from the cgroup v1 limit`);
+    if (report.queryTransportRetries > 0)
+      failures.push(
+        `${report.queryTransportRetries} query request(s) failed at the transport (the server closed a connection the client reused)`,
+      );
+    if (server.pool?.source !== 'cgroup_v1' || server.pool.bytes !== expectedPool)
+      failures.push(`pool ${JSON.stringify(server.pool)} did not derive from the cgroup v1 limit`);
     if (!inGroup) failures.push('the server was not in the cgroup');
     if (exit?.code !== 0) failures.push(`unclean exit ${JSON.stringify(exit)}`);
     console.log(failures.length === 0 ? '  RESULT: PASS' : `  RESULT: FAIL — ${failures.join('; ')}`);

@@ -39,7 +39,13 @@ export function ownV1MemoryPath(procSelfCgroup = '/proc/self/cgroup'): string | 
     const a = line.indexOf(':');
     const b = a < 0 ? -1 : line.indexOf(':', a + 1);
     if (b < 0) continue;
-    if (line.slice(a + 1, b).split(',').includes('memory')) return line.slice(b + 1);
+    if (
+      line
+        .slice(a + 1, b)
+        .split(',')
+        .includes('memory')
+    )
+      return line.slice(b + 1);
   }
   return null;
 }
@@ -62,7 +68,8 @@ export function createMemoryCgroup(name: string, limitBytes: number): MemoryCgro
   const own = ownV1MemoryPath();
   if (own === null) throw new Error('no cgroup v1 memory line in /proc/self/cgroup');
   const parent = join(V1_MEMORY_MOUNT, own);
-  if (!existsSync(join(parent, 'memory.limit_in_bytes'))) throw new Error(`${parent} is not a v1 memory cgroup directory`);
+  if (!existsSync(join(parent, 'memory.limit_in_bytes')))
+    throw new Error(`${parent} is not a v1 memory cgroup directory`);
   const path = join(parent, name);
   mkdirSync(path);
   try {

@@ -17,7 +17,8 @@ const root = await mkdtemp(join(tmpdir(), 'sluice-compact-bench-'));
 try {
   const store = createLocalObjectStore({ root });
   const prefix = partitionPrefix('bench', SEALED_HOUR_MS);
-  for (let f = 0; f < files; f++) await writeDataFile(store, prefix, rowsFor(rowsPerFile, 1 + f, SEALED_HOUR_MS, 'bench'));
+  for (let f = 0; f < files; f++)
+    await writeDataFile(store, prefix, rowsFor(rowsPerFile, 1 + f, SEALED_HOUR_MS, 'bench'));
   globalThis.gc?.();
   const mem = () => process.memoryUsage();
   const base = mem();

@@ -17,7 +17,15 @@ import type { AsyncBuffer } from 'hyparquet';
 import { decompress } from '@bokuweb/zstd-wasm';
 import { createMemoryPool } from '@sluice/limits';
 import { parseQuery } from '@sluice/query';
-import { createLocalObjectStore, dataFileKey, encodeLogsParquet, ensureZstd, openParquetFile, sourceFromStore, uuidv7 } from '@sluice/storage';
+import {
+  createLocalObjectStore,
+  dataFileKey,
+  encodeLogsParquet,
+  ensureZstd,
+  openParquetFile,
+  sourceFromStore,
+  uuidv7,
+} from '@sluice/storage';
 import { sampleRows } from '@sluice/storage/testing';
 import { executeQuery } from '../execute.js';
 
@@ -45,7 +53,9 @@ try {
     await store.put(key, bytes);
     keys.push({ key, size: bytes.byteLength });
   }
-  out(`generated ${FILES * ROWS} rows in ${FILES} files (${MB(keys.reduce((a, k) => a + k.size, 0))}) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  out(
+    `generated ${FILES * ROWS} rows in ${FILES} files (${MB(keys.reduce((a, k) => a + k.size, 0))}) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
 
   const pool = createMemoryPool({ sizeBytes: 2 * 1024 ** 3 });
   const range = 'range(2025-12-01T00:00:00Z, 2025-12-01T04:00:00Z)';
@@ -70,7 +80,13 @@ try {
         query: parsed.value,
         nowNs: T0 + 4n * H,
         defaultWindowSecs: 3600,
-        limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20 },
+        limits: {
+          defaultRows: 1000,
+          maxRows: 10_000,
+          maxListedObjects: 100_000,
+          maxFiles: 10_000,
+          maxResultBytes: 64 << 20,
+        },
         reservation,
       });
       const ms = performance.now() - t;
@@ -115,7 +131,9 @@ try {
             rowStart: g.rowStart,
             rowEnd: g.rowStart + g.numRows,
             utf8,
-            compressors: { ZSTD: (input: Uint8Array, n: number) => decompress(input, { defaultHeapSize: Math.max(n, 1) }) },
+            compressors: {
+              ZSTD: (input: Uint8Array, n: number) => decompress(input, { defaultHeapSize: Math.max(n, 1) }),
+            },
             onChunk: (chunk) => {
               const data = chunk.columnData as ArrayLike<unknown>;
               for (let i = 0; i < data.length; i++) {

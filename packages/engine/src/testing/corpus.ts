@@ -32,7 +32,19 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = ['request', 'completed', 'timeout', 'connection', 'cache', 'miss', 'retry', 'upstream', 'ok', 'db', 'Ünïcödé'];
+const WORDS = [
+  'request',
+  'completed',
+  'timeout',
+  'connection',
+  'cache',
+  'miss',
+  'retry',
+  'upstream',
+  'ok',
+  'db',
+  'Ünïcödé',
+];
 
 /** Options of {@link makeRows}. */
 export interface RowOptions {
@@ -66,14 +78,22 @@ export function makeRows(o: RowOptions): StoredLogRow[] {
     const bodyRoll = rnd();
     let body: AnyValue | null;
     if (bodyRoll < 0.8) body = { kind: 'string', value: `${words.join(' ')} id=${p0}` };
-    else if (bodyRoll < 0.9) body = { kind: 'kvlist', values: [{ key: 'msg', value: { kind: 'string', value: words.join(' ') } }, { key: 'n', value: { kind: 'int', value: BigInt(i) } }] };
+    else if (bodyRoll < 0.9)
+      body = {
+        kind: 'kvlist',
+        values: [
+          { key: 'msg', value: { kind: 'string', value: words.join(' ') } },
+          { key: 'n', value: { kind: 'int', value: BigInt(i) } },
+        ],
+      };
     else body = null;
     const attributes: KeyValue[] = [
       { key: 'http.method', value: { kind: 'string', value: rnd() < 0.6 ? 'GET' : 'POST' } },
       { key: 'http.status_code', value: { kind: 'int', value: BigInt(rnd() < 0.8 ? 200 : 503) } },
       { key: 'cost', value: { kind: 'double', value: Math.round(rnd() * 1000) / 100 } },
     ];
-    if (rnd() < 0.3) attributes.push({ key: 'http.route', value: { kind: 'string', value: pick(['/cart', '/pay', '/home']) } });
+    if (rnd() < 0.3)
+      attributes.push({ key: 'http.route', value: { kind: 'string', value: pick(['/cart', '/pay', '/home']) } });
     if (rnd() < 0.2) attributes.push({ key: 'cached', value: { kind: 'bool', value: rnd() < 0.5 } });
     const traced = rnd() < 0.7;
     const record: LogRecord = {
@@ -89,7 +109,13 @@ export function makeRows(o: RowOptions): StoredLogRow[] {
       spanId: traced ? Uint8Array.from({ length: 8 }, () => Math.floor(rnd() * 256)) : new Uint8Array(0),
       eventName: rnd() < 0.1 ? 'app.login' : '',
       resource: resources[svc] as LogRecord['resource'],
-      scope: { name: rnd() < 0.5 ? 'app.http' : 'app.db', version: '1.0', attributes: [], droppedAttributesCount: 0, schemaUrl: '' },
+      scope: {
+        name: rnd() < 0.5 ? 'app.http' : 'app.db',
+        version: '1.0',
+        attributes: [],
+        droppedAttributesCount: 0,
+        schemaUrl: '',
+      },
     };
     const nParams = tpl === 3n ? 0 : 1 + Math.floor(rnd() * 2);
     rows.push({
@@ -98,7 +124,10 @@ export function makeRows(o: RowOptions): StoredLogRow[] {
       mined: {
         templateId: tpl,
         templateVersion: 1 + Math.floor(rnd() * 3),
-        params: Array.from({ length: nParams }, (_, k) => ({ typeTag: 6 as const, value: k === 0 ? p0 : `x${Math.floor(rnd() * 3)}` })),
+        params: Array.from({ length: nParams }, (_, k) => ({
+          typeTag: 6 as const,
+          value: k === 0 ? p0 : `x${Math.floor(rnd() * 3)}`,
+        })),
         confidence: Math.round(rnd() * 10) / 10,
         lossy: rnd() < 0.2,
       },
@@ -113,7 +142,11 @@ export function effective(r: StoredLogRow): bigint {
 }
 
 /** Writes rows as data files: grouped by hour, `filesPerHour` files, each sorted by template id. */
-export async function writeDataFiles(store: ObjectStore, rows: readonly StoredLogRow[], opts: { filesPerHour: number; rowGroupRows: number }): Promise<string[]> {
+export async function writeDataFiles(
+  store: ObjectStore,
+  rows: readonly StoredLogRow[],
+  opts: { filesPerHour: number; rowGroupRows: number },
+): Promise<string[]> {
   const byHour = new Map<bigint, StoredLogRow[]>();
   for (const r of rows) {
     const h = effective(r) / H;
@@ -126,7 +159,9 @@ export async function writeDataFiles(store: ObjectStore, rows: readonly StoredLo
     for (let f = 0; f < opts.filesPerHour; f++) {
       const part = list.filter((_, i) => i % opts.filesPerHour === f);
       if (part.length === 0) continue;
-      part.sort((a, b) => (a.mined.templateId < b.mined.templateId ? -1 : a.mined.templateId > b.mined.templateId ? 1 : 0));
+      part.sort((a, b) =>
+        a.mined.templateId < b.mined.templateId ? -1 : a.mined.templateId > b.mined.templateId ? 1 : 0,
+      );
       const key = dataFileKey(part[0]?.tenantId ?? '', h * H, uuidv7());
       await store.put(key, await encodeLogsParquet(part, { rowGroupRows: opts.rowGroupRows }));
       keys.push(key);
@@ -144,6 +179,7 @@ export async function writeAuditFiles(store: ObjectStore, events: readonly Templ
   }
   for (const list of byDay.values()) {
     const first = list[0];
-    if (first) await store.put(auditFileKey(first.tenantId, first.timestampUnixNano, uuidv7()), await encodeAuditParquet(list));
+    if (first)
+      await store.put(auditFileKey(first.tenantId, first.timestampUnixNano, uuidv7()), await encodeAuditParquet(list));
   }
 }

@@ -13,7 +13,13 @@ import { executeQuery } from '../execute.js';
 import type { HeapReclaimer } from '../tracker.js';
 
 /** Default caps for tests. */
-export const LIMITS: ExecuteLimits = { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 100_000, maxFiles: 10_000, maxResultBytes: 64 << 20 };
+export const LIMITS: ExecuteLimits = {
+  defaultRows: 1000,
+  maxRows: 10_000,
+  maxListedObjects: 100_000,
+  maxFiles: 10_000,
+  maxResultBytes: 64 << 20,
+};
 
 /** Parses DSL text or throws. */
 export function q(text: string): Query {
@@ -68,7 +74,8 @@ export async function run(store: ObjectStore, text: string | Query, o: RunOption
     const heldAfter = reservation.held;
     if (outcome.status === 'ok') {
       const bodyText = outcome.body.toString('utf8');
-      if (heldAfter !== outcome.body.byteLength) throw new Error(`held ${heldAfter} != body ${outcome.body.byteLength}`);
+      if (heldAfter !== outcome.body.byteLength)
+        throw new Error(`held ${heldAfter} != body ${outcome.body.byteLength}`);
       outcome.budget.release();
       if (reservation.held !== 0) throw new Error(`held ${reservation.held} after release`);
       return { outcome, text: bodyText, json: JSON.parse(bodyText), heldAfter };
@@ -91,8 +98,18 @@ export interface StoreCounters {
 }
 
 /** Wraps a store, counting list calls/entries and reads; `failRange` makes every range read throw. */
-export function countingStore(inner: ObjectStore, opts?: { failRange?: boolean }): { store: ObjectStore; counters: StoreCounters } {
-  const counters: StoreCounters = { listCalls: 0, listedEntries: 0, listPrefixes: [], listedKeys: [], getRange: 0, get: [] };
+export function countingStore(
+  inner: ObjectStore,
+  opts?: { failRange?: boolean },
+): { store: ObjectStore; counters: StoreCounters } {
+  const counters: StoreCounters = {
+    listCalls: 0,
+    listedEntries: 0,
+    listPrefixes: [],
+    listedKeys: [],
+    getRange: 0,
+    get: [],
+  };
   const store: ObjectStore = {
     put: (k, b, o) => inner.put(k, b, o),
     putConditional: (k, b, c, o) => inner.putConditional(k, b, c, o),

@@ -30,8 +30,14 @@ function run(data: StressWorkerData): void {
         const out = r.tryGrow(op.bytes);
         if (out.status === 'ok') held[op.q] = before + op.bytes;
         else {
-          check(out.held === before && out.requested === op.bytes && out.needed === before + op.bytes, 'refusal figures');
-          check(out.kind === (before + op.bytes > pool.size ? 'query_memory_limit' : 'query_memory_contended'), 'classification');
+          check(
+            out.held === before && out.requested === op.bytes && out.needed === before + op.bytes,
+            'refusal figures',
+          );
+          check(
+            out.kind === (before + op.bytes > pool.size ? 'query_memory_limit' : 'query_memory_contended'),
+            'classification',
+          );
           check(op.bytes > 0, 'a 0-byte grow was refused');
         }
       } else if (op.op === 'shrink') {

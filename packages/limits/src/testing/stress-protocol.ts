@@ -30,4 +30,3 @@ export const C_FAILED = 2;
 export function stressQueryId(w: number, q: number): string {
   return `w${w}-q${q}`;
 }
-

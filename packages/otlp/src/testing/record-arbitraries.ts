@@ -32,13 +32,16 @@ const resourceArb: fc.Arbitrary<ResourceInfo> = fc.record(
   { attributes: kvsArb, droppedAttributesCount: u32, schemaUrl: text },
   { noNullPrototype: true },
 );
-const scopeArb: fc.Arbitrary<ScopeInfo> = fc.record({
-  name: text,
-  version: text,
-  attributes: kvsArb,
-  droppedAttributesCount: u32,
-  schemaUrl: text,
-}, { noNullPrototype: true });
+const scopeArb: fc.Arbitrary<ScopeInfo> = fc.record(
+  {
+    name: text,
+    version: text,
+    attributes: kvsArb,
+    droppedAttributesCount: u32,
+    schemaUrl: text,
+  },
+  { noNullPrototype: true },
+);
 
 /** Arrays of records drawn from small resource/scope pools (so objects are shared as after decoding). */
 export const logRecordsArb: fc.Arbitrary<LogRecord[]> = fc

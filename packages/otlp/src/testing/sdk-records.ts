@@ -31,7 +31,10 @@ function leafArb(o: SdkArbOptions): fc.Arbitrary<SdkAnyValue> {
     : fc.double();
   const ints = o.jsonSafe
     ? fc.maxSafeInteger()
-    : fc.oneof(fc.maxSafeInteger(), fc.bigInt(-(1n << 63n), (1n << 63n) - 1n).map((b) => Number(b)));
+    : fc.oneof(
+        fc.maxSafeInteger(),
+        fc.bigInt(-(1n << 63n), (1n << 63n) - 1n).map((b) => Number(b)),
+      );
   return fc.oneof(
     fc.string({ unit: 'binary', maxLength: 24 }),
     fc.constant(''),
@@ -59,16 +62,27 @@ export function sdkValueArb(o: SdkArbOptions): fc.Arbitrary<SdkAnyValue> {
 }
 
 function attributesArb(o: SdkArbOptions, maxKeys: number): fc.Arbitrary<LogAttributes> {
-  return fc.dictionary(fc.string({ unit: 'binary', maxLength: 12 }), sdkValueArb(o), { maxKeys, noNullPrototype: true });
+  return fc.dictionary(fc.string({ unit: 'binary', maxLength: 12 }), sdkValueArb(o), {
+    maxKeys,
+    noNullPrototype: true,
+  });
 }
 
 const hrTimeArb = fc.tuple(fc.integer({ min: 0, max: 17_000_000_000 }), fc.integer({ min: 0, max: 999_999_999 }));
 
 function resourceArb(): fc.Arbitrary<Resource> {
-  const primitive = fc.oneof(fc.string({ maxLength: 16 }), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }));
+  const primitive = fc.oneof(
+    fc.string({ maxLength: 16 }),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+  );
   return fc
     .record({
-      attrs: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), primitive, { maxKeys: 6, noNullPrototype: true }),
+      attrs: fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), primitive, {
+        maxKeys: 6,
+        noNullPrototype: true,
+      }),
       schemaUrl: fc.option(fc.webUrl(), { nil: undefined }),
     })
     .map(({ attrs, schemaUrl }) => resourceFromAttributes(attrs, schemaUrl === undefined ? {} : { schemaUrl }));
@@ -153,7 +167,8 @@ export function expectedValue(v: unknown): AnyValue {
   }
   if (v instanceof Uint8Array) return { kind: 'bytes', value: new Uint8Array(v) };
   if (Array.isArray(v)) return { kind: 'array', values: v.map(expectedValue) };
-  if (typeof v === 'object' && v !== null) return { kind: 'kvlist', values: expectedAttributes(v as Record<string, unknown>) };
+  if (typeof v === 'object' && v !== null)
+    return { kind: 'kvlist', values: expectedAttributes(v as Record<string, unknown>) };
   return EMPTY_VALUE;
 }
 
@@ -164,7 +179,8 @@ export function expectedAttributes(attrs: Record<string, unknown> | undefined): 
 }
 
 const nanos = (t: readonly [number, number]): bigint => BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]);
-const idBytes = (h: string | undefined): Uint8Array => (h === undefined ? new Uint8Array(0) : new Uint8Array(Buffer.from(h, 'hex')));
+const idBytes = (h: string | undefined): Uint8Array =>
+  h === undefined ? new Uint8Array(0) : new Uint8Array(Buffer.from(h, 'hex'));
 
 /**
  * The records the serializer's output must decode to, in the serializer's order (grouped by resource object,

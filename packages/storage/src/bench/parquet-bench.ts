@@ -27,14 +27,22 @@ function settle(): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
-async function retained(file: ParquetFileHandle, cols: readonly string[], materialise: boolean): Promise<{ delta: number; uncompressed: number; estimate: number }> {
+async function retained(
+  file: ParquetFileHandle,
+  cols: readonly string[],
+  materialise: boolean,
+): Promise<{ delta: number; uncompressed: number; estimate: number }> {
   const before = settle();
   const data = await file.readRowGroup(0, cols);
   const kept: unknown = materialise ? decodeLogRows(data) : data;
   const after = settle();
   // Keep `kept` alive across the measurement.
   if ((kept as object | undefined) === undefined) out('unreachable');
-  return { delta: after - before, uncompressed: file.uncompressedBytes(0, cols), estimate: file.estimateDecodedBytes(0, cols) };
+  return {
+    delta: after - before,
+    uncompressed: file.uncompressedBytes(0, cols),
+    estimate: file.estimateDecodedBytes(0, cols),
+  };
 }
 
 const ROWS = 65_536;
@@ -48,11 +56,15 @@ for (let run = 0; run < 3; run++) {
   times.push(performance.now() - t0);
 }
 const best = Math.min(...times);
-out(`encode: ${ROWS} rows, runs ${times.map((t) => t.toFixed(0)).join('/')} ms → best ${Math.round(ROWS / (best / 1000))} rows/s`);
+out(
+  `encode: ${ROWS} rows, runs ${times.map((t) => t.toFixed(0)).join('/')} ms → best ${Math.round(ROWS / (best / 1000))} rows/s`,
+);
 out(`file: ${bytes.byteLength} B (${MB(bytes.byteLength)}), ${(bytes.byteLength / ROWS).toFixed(1)} B/row`);
 
 const file = await openParquetFile(sourceFromBytes(bytes));
-out(`footer: ${file.bytesRead} B read to open; row group 0 total uncompressed ${MB(file.uncompressedBytes(0, LOG_COLUMN_NAMES))}`);
+out(
+  `footer: ${file.bytesRead} B read to open; row group 0 total uncompressed ${MB(file.uncompressedBytes(0, LOG_COLUMN_NAMES))}`,
+);
 const projections: [string, readonly string[], boolean][] = [
   ['all columns (raw column arrays)', LOG_COLUMN_NAMES, false],
   ['all columns + decodeLogRows (materialised records)', LOG_COLUMN_NAMES, true],
@@ -72,10 +84,14 @@ for (const [label, cols, mat] of projections) {
     est = r.estimate;
   }
   const med = samples.sort((a, b) => a - b)[1]!;
-  out(`decode ${label}: uncompressed ${MB(unc)}, retained ${MB(med)} (heapUsed+arrayBuffers, median of 3) → factor ${(med / unc).toFixed(2)}×; estimateDecodedBytes ${MB(est)} (${(est / med).toFixed(2)}× retained)`);
+  out(
+    `decode ${label}: uncompressed ${MB(unc)}, retained ${MB(med)} (heapUsed+arrayBuffers, median of 3) → factor ${(med / unc).toFixed(2)}×; estimateDecodedBytes ${MB(est)} (${(est / med).toFixed(2)}× retained)`,
+  );
 }
 
-out('per column (row group 0, raw column arrays): uncompressed / retained / retained per row / factor / estimate÷retained');
+out(
+  'per column (row group 0, raw column arrays): uncompressed / retained / retained per row / factor / estimate÷retained',
+);
 for (const name of LOG_COLUMN_NAMES) {
   const samples: number[] = [];
   let unc = 0;
@@ -88,5 +104,7 @@ for (const name of LOG_COLUMN_NAMES) {
   }
   const med = samples.sort((a, b) => a - b)[1]!;
   const rowsInGroup = file.rowGroups[0]!.numRows;
-  out(`  ${name.padEnd(26)} ${String(unc).padStart(9)} B  ${String(med).padStart(9)} B  ${(med / rowsInGroup).toFixed(1).padStart(6)} B/row  ${(med / Math.max(unc, 1)).toFixed(2)}×  est ${(est / med).toFixed(2)}×`);
+  out(
+    `  ${name.padEnd(26)} ${String(unc).padStart(9)} B  ${String(med).padStart(9)} B  ${(med / rowsInGroup).toFixed(1).padStart(6)} B/row  ${(med / Math.max(unc, 1)).toFixed(2)}×  est ${(est / med).toFixed(2)}×`,
+  );
 }

@@ -29,7 +29,12 @@ export function arbAnyValue(depth: number): fc.Arbitrary<AnyValue> {
   if (depth <= 0) return arbScalar();
   return fc.oneof(
     { weight: 3, arbitrary: arbScalar() },
-    { weight: 1, arbitrary: fc.array(arbAnyValue(depth - 1), { maxLength: 3 }).map((values): AnyValue => ({ kind: 'array', values })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(arbAnyValue(depth - 1), { maxLength: 3 })
+        .map((values): AnyValue => ({ kind: 'array', values })),
+    },
     { weight: 1, arbitrary: arbKeyValues(depth - 1).map((values): AnyValue => ({ kind: 'kvlist', values })) },
   );
 }
@@ -47,51 +52,73 @@ const arbTime = fc.oneof(
 
 /** Log records with every body kind, ids absent or well-formed, times across the whole u64 range. */
 export function arbLogRecord(): fc.Arbitrary<LogRecord> {
-  return fc.record({
-    timeUnixNano: arbTime,
-    observedTimeUnixNano: arbTime,
-    severityNumber: fc.integer({ min: 0, max: 255 }),
-    severityText: str(6),
-    body: fc.oneof(fc.constant(null), str(40).map((value): AnyValue => ({ kind: 'string', value })), arbAnyValue(2)),
-    attributes: arbKeyValues(2),
-    droppedAttributesCount: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
-    flags: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
-    traceId: fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ minLength: 16, maxLength: 16 })),
-    spanId: fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ minLength: 8, maxLength: 8 })),
-    eventName: str(6),
-    resource: fc.record({
-      attributes: fc.oneof(
-        arbKeyValues(1),
-        str(10).map((s): KeyValue[] => [{ key: 'service.name', value: { kind: 'string', value: s } }]),
+  return fc.record(
+    {
+      timeUnixNano: arbTime,
+      observedTimeUnixNano: arbTime,
+      severityNumber: fc.integer({ min: 0, max: 255 }),
+      severityText: str(6),
+      body: fc.oneof(
+        fc.constant(null),
+        str(40).map((value): AnyValue => ({ kind: 'string', value })),
+        arbAnyValue(2),
       ),
-      droppedAttributesCount: fc.constant(0),
-      schemaUrl: str(10),
-    }, NO_NULL_PROTO),
-    scope: fc.record({
-      name: str(8),
-      version: str(4),
-      attributes: arbKeyValues(1),
-      droppedAttributesCount: fc.constant(0),
-      schemaUrl: str(10),
-    }, NO_NULL_PROTO),
-  }, NO_NULL_PROTO);
+      attributes: arbKeyValues(2),
+      droppedAttributesCount: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      flags: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      traceId: fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ minLength: 16, maxLength: 16 })),
+      spanId: fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ minLength: 8, maxLength: 8 })),
+      eventName: str(6),
+      resource: fc.record(
+        {
+          attributes: fc.oneof(
+            arbKeyValues(1),
+            str(10).map((s): KeyValue[] => [{ key: 'service.name', value: { kind: 'string', value: s } }]),
+          ),
+          droppedAttributesCount: fc.constant(0),
+          schemaUrl: str(10),
+        },
+        NO_NULL_PROTO,
+      ),
+      scope: fc.record(
+        {
+          name: str(8),
+          version: str(4),
+          attributes: arbKeyValues(1),
+          droppedAttributesCount: fc.constant(0),
+          schemaUrl: str(10),
+        },
+        NO_NULL_PROTO,
+      ),
+    },
+    NO_NULL_PROTO,
+  );
 }
 
 /** Mining results with u64 template ids and float32-exact confidences. */
 export function arbMined(): fc.Arbitrary<MinedFields> {
-  return fc.record({
-    templateId: fc.bigInt({ min: 0n, max: U64_MAX }),
-    templateVersion: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
-    params: fc.array(
-      fc.record({ typeTag: fc.integer({ min: 0, max: 7 }).map((t) => t as ParamTypeTag), value: str(12) }, NO_NULL_PROTO) as fc.Arbitrary<Param>,
-      { maxLength: 4 },
-    ),
-    confidence: fc.float({ min: 0, max: 1, noNaN: true }).map((f) => (Object.is(f, -0) ? 0 : f)),
-    lossy: fc.boolean(),
-  }, NO_NULL_PROTO);
+  return fc.record(
+    {
+      templateId: fc.bigInt({ min: 0n, max: U64_MAX }),
+      templateVersion: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      params: fc.array(
+        fc.record(
+          { typeTag: fc.integer({ min: 0, max: 7 }).map((t) => t as ParamTypeTag), value: str(12) },
+          NO_NULL_PROTO,
+        ) as fc.Arbitrary<Param>,
+        { maxLength: 4 },
+      ),
+      confidence: fc.float({ min: 0, max: 1, noNaN: true }).map((f) => (Object.is(f, -0) ? 0 : f)),
+      lossy: fc.boolean(),
+    },
+    NO_NULL_PROTO,
+  );
 }
 
 /** Stored rows. */
 export function arbStoredRow(): fc.Arbitrary<StoredLogRow> {
-  return fc.record({ tenantId: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }), record: arbLogRecord(), mined: arbMined() }, NO_NULL_PROTO);
+  return fc.record(
+    { tenantId: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }), record: arbLogRecord(), mined: arbMined() },
+    NO_NULL_PROTO,
+  );
 }

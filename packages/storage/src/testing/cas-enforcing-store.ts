@@ -25,7 +25,8 @@ export function createCasEnforcingStore(inner: ObjectStore): ObjectStore {
     putConditional: (key, bytes, condition, opts) =>
       mutex.run(key, async (): Promise<ConditionalPutResult> => {
         const current = await inner.head(key);
-        const holds = 'ifMatch' in condition ? current !== null && current.etag === condition.ifMatch : current === null;
+        const holds =
+          'ifMatch' in condition ? current !== null && current.etag === condition.ifMatch : current === null;
         if (!holds) return { status: 'conflict' };
         return inner.putConditional(key, bytes, condition, opts);
       }),

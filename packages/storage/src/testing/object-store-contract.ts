@@ -135,9 +135,20 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
         'ls/é',
       ]);
       assert.deepEqual(names(await collect(store, { prefix: 'ls/a/', delimiter: '/' })), ['ls/a/b', '[ls/a/c/]']);
-      assert.deepEqual(names(await collect(store, { prefix: 'ls/a', delimiter: '/' })), ['[ls/a/]', 'ls/a0', '[ls/ab/]']);
+      assert.deepEqual(names(await collect(store, { prefix: 'ls/a', delimiter: '/' })), [
+        '[ls/a/]',
+        'ls/a0',
+        '[ls/ab/]',
+      ]);
       assert.deepEqual(names(await collect(store, { prefix: 'l', delimiter: '/' })), ['[ls/]', '[lsx/]']);
-      assert.deepEqual(names(await collect(store, { prefix: 'ls/', startAfter: 'ls/a/b' })), ['ls/a/c/d', 'ls/a0', 'ls/ab/x', 'ls/b', 'ls/z', 'ls/é']);
+      assert.deepEqual(names(await collect(store, { prefix: 'ls/', startAfter: 'ls/a/b' })), [
+        'ls/a/c/d',
+        'ls/a0',
+        'ls/ab/x',
+        'ls/b',
+        'ls/z',
+        'ls/é',
+      ]);
       assert.deepEqual(names(await collect(store, { prefix: 'ls/', startAfter: 'ls/ab/x' })), ['ls/b', 'ls/z', 'ls/é']);
       assert.deepEqual(names(await collect(store, { prefix: 'nothing-here/' })), []);
     });
@@ -145,7 +156,10 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
     test('list: an aborted signal stops the listing with an AbortError', async () => {
       const ac = new AbortController();
       ac.abort();
-      await assert.rejects(collect(store, { prefix: 'ls/', signal: ac.signal }), (e: unknown) => e instanceof Error && e.name === 'AbortError');
+      await assert.rejects(
+        collect(store, { prefix: 'ls/', signal: ac.signal }),
+        (e: unknown) => e instanceof Error && e.name === 'AbortError',
+      );
     });
 
     test('atomic put: concurrent writers of one key leave one whole version and no temporary object is ever listed', async () => {
@@ -160,7 +174,10 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
       const got = await store.get('atomic/obj');
       assert.ok(got !== null && got.length === 200_000);
       assert.ok(got !== null && got.every((b) => b === got[0]), 'the object is one writer’s bytes, not a mix');
-      assert.deepEqual(names(await collect(store, { prefix: '' })).filter((k) => k.includes('.tmp-')), []);
+      assert.deepEqual(
+        names(await collect(store, { prefix: '' })).filter((k) => k.includes('.tmp-')),
+        [],
+      );
     });
 
     test('getVersioned returns the bytes with the ETag head reports, and the ETag changes when the object is replaced', async () => {
@@ -182,11 +199,19 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
         if (subject.enforcesConditionalWrites === false) return t.skip('the backend ignores conditional writes');
         const first = await store.putConditional('cas/new', enc.encode('first'), { ifNoneMatch: '*' });
         assert.equal(first.status, 'ok');
-        assert.equal(first.status === 'ok' ? first.etag : '', (await store.head('cas/new'))?.etag, 'the returned ETag is the stored one');
+        assert.equal(
+          first.status === 'ok' ? first.etag : '',
+          (await store.head('cas/new'))?.etag,
+          'the returned ETag is the stored one',
+        );
         const second = await store.putConditional('cas/new', enc.encode('second'), { ifNoneMatch: '*' });
         assert.deepEqual(second, { status: 'conflict' });
         assert.equal(dec.decode((await store.get('cas/new')) ?? new Uint8Array()), 'first');
-        assert.deepEqual(names(await collect(store, { prefix: 'cas/' })), ['cas/new'], 'a conflict leaves no temporary object');
+        assert.deepEqual(
+          names(await collect(store, { prefix: 'cas/' })),
+          ['cas/new'],
+          'a conflict leaves no temporary object',
+        );
       });
 
       test('ifMatch replaces only the version it names; a stale ETag or a missing key conflicts', async (t) => {
@@ -197,12 +222,18 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
         const ok2 = await store.putConditional('cas/m', enc.encode('g2'), { ifMatch: g1.etag });
         assert.equal(ok2.status, 'ok');
         assert.notEqual(ok2.status === 'ok' ? ok2.etag : g1.etag, g1.etag);
-        assert.deepEqual(await store.putConditional('cas/m', enc.encode('stale'), { ifMatch: g1.etag }), { status: 'conflict' });
+        assert.deepEqual(await store.putConditional('cas/m', enc.encode('stale'), { ifMatch: g1.etag }), {
+          status: 'conflict',
+        });
         assert.equal(dec.decode((await store.get('cas/m')) ?? new Uint8Array()), 'g2');
-        const ok3 = await store.putConditional('cas/m', enc.encode('g3'), { ifMatch: ok2.status === 'ok' ? ok2.etag : '' });
+        const ok3 = await store.putConditional('cas/m', enc.encode('g3'), {
+          ifMatch: ok2.status === 'ok' ? ok2.etag : '',
+        });
         assert.equal(ok3.status, 'ok');
         assert.equal((await store.getVersioned('cas/m'))?.etag, ok3.status === 'ok' ? ok3.etag : undefined);
-        assert.deepEqual(await store.putConditional('cas/absent', enc.encode('x'), { ifMatch: g1.etag }), { status: 'conflict' });
+        assert.deepEqual(await store.putConditional('cas/absent', enc.encode('x'), { ifMatch: g1.etag }), {
+          status: 'conflict',
+        });
         assert.equal(await store.get('cas/absent'), null);
       });
 
@@ -210,14 +241,18 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
         if (subject.enforcesConditionalWrites === false) return t.skip('the backend ignores conditional writes');
         const n = 8;
         const creates = await Promise.all(
-          Array.from({ length: n }, (_, i) => store.putConditional('cas/race', enc.encode(`create-${i}`), { ifNoneMatch: '*' })),
+          Array.from({ length: n }, (_, i) =>
+            store.putConditional('cas/race', enc.encode(`create-${i}`), { ifNoneMatch: '*' }),
+          ),
         );
         const created = creates.flatMap((r, i) => (r.status === 'ok' ? [i] : []));
         assert.equal(created.length, 1, 'exactly one ifNoneMatch writer wins');
         const base = await store.getVersioned('cas/race');
         assert.equal(dec.decode(base?.bytes ?? new Uint8Array()), `create-${created[0]}`);
         const swaps = await Promise.all(
-          Array.from({ length: n }, (_, i) => store.putConditional('cas/race', enc.encode(`swap-${i}`), { ifMatch: base?.etag ?? '' })),
+          Array.from({ length: n }, (_, i) =>
+            store.putConditional('cas/race', enc.encode(`swap-${i}`), { ifMatch: base?.etag ?? '' }),
+          ),
         );
         const swapped = swaps.flatMap((r, i) => (r.status === 'ok' ? [i] : []));
         assert.equal(swapped.length, 1, 'exactly one ifMatch writer wins');
@@ -241,7 +276,10 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
         const before = subject.listRequests?.() ?? 0;
         const keys = names(await collect(store, { prefix: 'many/' }));
         assert.equal(keys.length, MANY_KEYS);
-        assert.deepEqual(keys, Array.from({ length: MANY_KEYS }, (_, i) => keyOf(i)));
+        assert.deepEqual(
+          keys,
+          Array.from({ length: MANY_KEYS }, (_, i) => keyOf(i)),
+        );
         if (subject.listRequests !== undefined && subject.pageSize !== undefined) {
           assert.equal(subject.listRequests() - before, Math.ceil(MANY_KEYS / subject.pageSize));
         }
@@ -262,7 +300,10 @@ export function runObjectStoreContract(label: string, make: () => Promise<Contra
 
       test('startAfter resumes in the middle of the key space', async () => {
         const keys = names(await collect(store, { prefix: 'many/', startAfter: keyOf(1049) }));
-        assert.deepEqual(keys, Array.from({ length: MANY_KEYS - 1050 }, (_, i) => keyOf(1050 + i)));
+        assert.deepEqual(
+          keys,
+          Array.from({ length: MANY_KEYS - 1050 }, (_, i) => keyOf(1050 + i)),
+        );
       });
     });
   });

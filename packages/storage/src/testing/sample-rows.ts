@@ -18,10 +18,26 @@ export function prng(seed: number): () => number {
   };
 }
 
-const WORDS = ['request', 'completed', 'user', 'failed', 'timeout', 'connection', 'cache', 'miss', 'retry', 'upstream', 'ok', 'db'];
+const WORDS = [
+  'request',
+  'completed',
+  'user',
+  'failed',
+  'timeout',
+  'connection',
+  'cache',
+  'miss',
+  'retry',
+  'upstream',
+  'ok',
+  'db',
+];
 
 /** `count` rows for `tenant`, times starting at `startNs` and increasing. */
-export function sampleRows(count: number, options?: { seed?: number; startNs?: bigint; tenant?: string }): StoredLogRow[] {
+export function sampleRows(
+  count: number,
+  options?: { seed?: number; startNs?: bigint; tenant?: string },
+): StoredLogRow[] {
   const rnd = prng(options?.seed ?? 1);
   const tenant = options?.tenant ?? 'acme';
   let t = options?.startNs ?? 1_764_547_200_000_000_000n;
@@ -29,15 +45,26 @@ export function sampleRows(count: number, options?: { seed?: number; startNs?: b
     attributes: [
       { key: 'service.name', value: { kind: 'string', value: `svc-${i}` } },
       { key: 'host.name', value: { kind: 'string', value: `host-${i}.example.internal` } },
-      { key: 'k8s.pod.uid', value: { kind: 'string', value: `0f8e${i}c2a-1b2c-4d5e-8f90-${String(i).padStart(12, '0')}` } },
+      {
+        key: 'k8s.pod.uid',
+        value: { kind: 'string', value: `0f8e${i}c2a-1b2c-4d5e-8f90-${String(i).padStart(12, '0')}` },
+      },
     ],
     droppedAttributesCount: 0,
     schemaUrl: 'https://opentelemetry.io/schemas/1.26.0',
   }));
-  const scope: ScopeInfo = { name: 'app.logger', version: '1.2.3', attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
+  const scope: ScopeInfo = {
+    name: 'app.logger',
+    version: '1.2.3',
+    attributes: [],
+    droppedAttributesCount: 0,
+    schemaUrl: '',
+  };
   const templates = Array.from({ length: 200 }, (_, i) => {
     const n = 6 + (i % 7);
-    return Array.from({ length: n }, (_, j) => (j % 3 === 2 ? '<*>' : WORDS[(i * 7 + j * 3) % WORDS.length]!)).join(' ');
+    return Array.from({ length: n }, (_, j) => (j % 3 === 2 ? '<*>' : WORDS[(i * 7 + j * 3) % WORDS.length]!)).join(
+      ' ',
+    );
   });
   const rows: StoredLogRow[] = new Array<StoredLogRow>(count);
   for (let i = 0; i < count; i++) {
@@ -51,7 +78,8 @@ export function sampleRows(count: number, options?: { seed?: number; startNs?: b
       { key: 'http.status_code', value: { kind: 'int', value: BigInt(rnd() < 0.9 ? 200 : 503) } },
       { key: 'duration_ms', value: { kind: 'double', value: Math.round(rnd() * 100_000) / 100 } },
     ];
-    if (rnd() < 0.3) attributes.push({ key: 'user.id', value: { kind: 'string', value: `u-${Math.floor(rnd() * 10_000)}` } });
+    if (rnd() < 0.3)
+      attributes.push({ key: 'user.id', value: { kind: 'string', value: `u-${Math.floor(rnd() * 10_000)}` } });
     const traced = rnd() < 0.8;
     const traceId = traced ? Uint8Array.from({ length: 16 }, () => Math.floor(rnd() * 256)) : new Uint8Array(0);
     const spanId = traced ? Uint8Array.from({ length: 8 }, () => Math.floor(rnd() * 256)) : new Uint8Array(0);

@@ -41,7 +41,8 @@ async function run(groupCommitMs: number): Promise<void> {
     const s = wal.stats();
     await wal.close();
     latencies.sort((a, b) => a - b);
-    const p = (q: number): string => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(1);
+    const p = (q: number): string =>
+      (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(1);
     process.stdout.write(
       `appenders=${APPENDERS} groupCommitMs=${groupCommitMs}: ${(count / elapsed).toFixed(1)} appends/s, ` +
         `${((count * PAYLOAD) / elapsed / 1024 / 1024).toFixed(1)} MiB/s, ${s.syncs} fdatasyncs for ${count} appends, ` +

@@ -48,7 +48,10 @@ export async function readAll(dir: string, from: WalPosition | null, until: WalP
 
 /** Segment file names of `dir`, ascending. */
 export function segmentNames(dir: string): string[] {
-  return fs.readdirSync(dir).filter((n) => n.endsWith('.wal')).sort();
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.wal'))
+    .sort();
 }
 
 /** Copies every regular file of `src` into a new temp dir (a "crash snapshot" of what the OS holds). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Fails when a workspace depends on a @sluice package of the same or a higher layer, or when a package's
 // tsconfig references do not mirror its @sluice dependencies. Layers only point down: core (0) ← otlp,
-// config, telemetry, miner, limits, query (1) ← wal, storage (2) ← engine (3) ← receiver, querier (4) ← server (5)
+// config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine (3) ← receiver, querier (4) ← server (5)
 // ← test (6).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ const LAYER = {
   '@sluice/telemetry': 1,
   '@sluice/miner': 1,
   '@sluice/limits': 1,
+  '@sluice/edge': 1,
   '@sluice/wal': 2,
   '@sluice/storage': 2,
   '@sluice/query': 1,

@@ -52,6 +52,14 @@ function optionalIntegerKey(description: string, bounds: NumberBounds, why: stri
   );
 }
 
+function connectionsKey(listener: string) {
+  return optionalIntegerKey(
+    `Open client connections of the ${listener} listener at once; past it new connections are refused (503 on HTTP). Unset = derived from the open-file limit (ulimit -n): what remains after 256 reserved handles, shared by the listeners without an explicit cap, at most 4096 each.`,
+    AT_LEAST_ONE,
+    'a listener needs at least one connection',
+  );
+}
+
 function decimalKey(description: string, defaultValue: number, bounds: NumberBounds) {
   return leaf({ description, constraint: `number ${describeBounds(bounds)}` }, defaultValue, (raw) =>
     coerceDecimal(raw, bounds),
@@ -195,6 +203,8 @@ const receiverSchema = section({
   enabled: booleanKey('Run the receiver role (OTLP ingest).', true),
   grpc_addr: addressKey('OTLP/gRPC listen address.', '0.0.0.0:4317'),
   http_addr: addressKey('OTLP/HTTP listen address (also serves /healthz, /readyz, /metrics).', '0.0.0.0:4318'),
+  max_http_connections: connectionsKey('OTLP/HTTP'),
+  max_grpc_connections: connectionsKey('OTLP/gRPC'),
   wal_dir: stringKey('Directory of the write-ahead log.', './wal', 'path'),
   wal: section({
     group_commit_ms: integerKey('Group-commit window: longest wait before an fsync of appended exports, in ms.', 100),
@@ -231,6 +241,7 @@ const querierLimitsRule: SectionRule = (value, report) => {
 const querierSchema = section({
   enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
   http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),
+  max_connections: connectionsKey('query HTTP (/v1/query, /mcp)'),
   default_window_secs: integerKey('Time window of a query that names none, in seconds.', 3600),
   mcp: section({
     enabled: booleanKey('Serve MCP at /mcp on the query listener.', true),
@@ -285,6 +296,45 @@ const tenancySchema = section({
   }),
 });
 
+const authRule: SectionRule = (value, report) => {
+  const file = value['tokens_file'];
+  const inline = value['tokens'];
+  const fileSet = typeof file === 'string';
+  const inlineSet = typeof inline === 'string';
+  if (value['enabled'] === true) {
+    if (fileSet && inlineSet) report(['tokens'], 'set either auth.tokens_file or auth.tokens, not both');
+    else if (!fileSet && !inlineSet && file !== undefined && inline !== undefined) {
+      report(['enabled'], 'auth is enabled but no token is configured: set auth.tokens_file (or auth.tokens)');
+    }
+  } else if (value['enabled'] === false) {
+    // A token list with auth off would run the gateway open while its operator believes it is protected.
+    if (fileSet) report(['tokens_file'], 'is set but auth.enabled is false: set auth.enabled: true, or unset it');
+    if (inlineSet) report(['tokens'], 'is set but auth.enabled is false: set auth.enabled: true, or unset it');
+  }
+};
+
+const authSchema = section(
+  {
+    enabled: booleanKey(
+      'Require a bearer token (Authorization: Bearer) on ingest, /v1/query, /mcp and /metrics; /healthz and /readyz stay open.',
+      false,
+    ),
+    tokens_file: optionalStringKey(
+      'YAML or JSON file listing the accepted tokens as SHA-256 hashes with their tenants and surfaces (docs/security.md).',
+      { constraint: 'path, or unset' },
+    ),
+    tokens: optionalStringKey(
+      'The same token document inline (JSON), for env-only mode; use either this or tokens_file.',
+      { constraint: 'token document (JSON or YAML text), or unset' },
+    ),
+    protect_metrics: booleanKey(
+      'With auth enabled, /metrics needs a token with the admin surface; false serves it without a token.',
+      true,
+    ),
+  },
+  authRule,
+);
+
 const telemetrySchema = section({
   otlp_endpoint: optionalStringKey("OTLP/HTTP endpoint Sluice pushes its own metrics to; unset = don't push.", {
     constraint: 'http(s) URL, or unset',
@@ -315,6 +365,7 @@ export const configSchema = section(
     querier: querierSchema,
     compaction: compactionSchema,
     tenancy: tenancySchema,
+    auth: authSchema,
     telemetry: telemetrySchema,
   },
   rootRule,

@@ -26,6 +26,7 @@ export type {
   QueryLimitsConfig,
   CompactionConfig,
   TenancyConfig,
+  AuthConfig,
   TelemetryConfig,
 } from './sluice-config.js';
 export type { ConfigKeyInfo } from './config-keys.js';

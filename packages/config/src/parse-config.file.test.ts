@@ -47,6 +47,8 @@ describe('parseConfig file mode', () => {
       enabled: true,
       grpcAddr: '0.0.0.0:4317',
       httpAddr: '0.0.0.0:4318',
+      maxHttpConnections: null,
+      maxGrpcConnections: null,
       walDir: './wal',
       wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296 },
       sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: 1073741824 },
@@ -63,6 +65,7 @@ describe('parseConfig file mode', () => {
     assert.deepEqual(c.querier, {
       enabled: true,
       httpAddr: '0.0.0.0:4319',
+      maxConnections: null,
       defaultWindowSecs: 3600,
       mcp: { enabled: true },
       limits: {
@@ -80,6 +83,7 @@ describe('parseConfig file mode', () => {
     });
     assert.deepEqual(c.compaction, { enabled: true, intervalSecs: 300, graceSecs: 900, memoryBudgetBytes: 67108864 });
     assert.deepEqual(c.tenancy, { header: 'X-Sluice-Tenant', defaultTenant: null });
+    assert.deepEqual(c.auth, { enabled: false, tokensFile: null, tokens: null, protectMetrics: true });
     assert.deepEqual(c.telemetry, { otlpEndpoint: null, prometheus: true, serviceName: 'sluice' });
   });
 

@@ -82,6 +82,10 @@ export interface ReceiverConfig {
   readonly grpcAddr: string;
   /** `http_addr`: `host:port`; see `splitHostPort`. */
   readonly httpAddr: string;
+  /** `max_http_connections`: OTLP/HTTP connections at once; `null` = derived from the open-file limit. */
+  readonly maxHttpConnections: number | null;
+  /** `max_grpc_connections`: OTLP/gRPC connections at once; `null` = derived from the open-file limit. */
+  readonly maxGrpcConnections: number | null;
   readonly walDir: string;
   readonly wal: WalConfig;
   readonly sink: SinkConfig;
@@ -117,6 +121,8 @@ export interface QuerierConfig {
   readonly enabled: boolean;
   /** `http_addr`: `host:port`; see `splitHostPort`. */
   readonly httpAddr: string;
+  /** `max_connections`: query listener connections at once; `null` = derived from the open-file limit. */
+  readonly maxConnections: number | null;
   readonly defaultWindowSecs: number;
   readonly mcp: McpConfig;
   readonly limits: QueryLimitsConfig;
@@ -139,6 +145,18 @@ export interface TenancyConfig {
   readonly defaultTenant: string | null;
 }
 
+/** `auth`: optional bearer-token authentication (docs/security.md). */
+export interface AuthConfig {
+  /** `enabled`: when true, exactly one of `tokensFile` / `tokens` is set (validated). */
+  readonly enabled: boolean;
+  /** `tokens_file`: path of the token document. */
+  readonly tokensFile: string | null;
+  /** `tokens`: the token document inline (env-only mode). */
+  readonly tokens: string | null;
+  /** `protect_metrics`: `/metrics` needs an `admin` token when auth is enabled. */
+  readonly protectMetrics: boolean;
+}
+
 /** `telemetry`. */
 export interface TelemetryConfig {
   /** `otlp_endpoint`: `null` = metrics are not pushed. */
@@ -158,5 +176,6 @@ export interface SluiceConfig {
   readonly querier: QuerierConfig;
   readonly compaction: CompactionConfig;
   readonly tenancy: TenancyConfig;
+  readonly auth: AuthConfig;
   readonly telemetry: TelemetryConfig;
 }

@@ -16,7 +16,7 @@ function deepFreeze<T>(value: T): T {
 
 /** Converts validated schema output into the frozen camelCase configuration. */
 export function toSluiceConfig(raw: RawConfig): SluiceConfig {
-  const { storage, receiver, querier, compaction, tenancy, telemetry } = raw;
+  const { storage, receiver, querier, compaction, tenancy, auth, telemetry } = raw;
   const config: SluiceConfig = {
     version: raw.version,
     storage: {
@@ -36,6 +36,8 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       enabled: receiver.enabled,
       grpcAddr: receiver.grpc_addr,
       httpAddr: receiver.http_addr,
+      maxHttpConnections: receiver.max_http_connections,
+      maxGrpcConnections: receiver.max_grpc_connections,
       walDir: receiver.wal_dir,
       wal: {
         groupCommitMs: receiver.wal.group_commit_ms,
@@ -64,6 +66,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
     querier: {
       enabled: querier.enabled,
       httpAddr: querier.http_addr,
+      maxConnections: querier.max_connections,
       defaultWindowSecs: querier.default_window_secs,
       mcp: { enabled: querier.mcp.enabled },
       limits: {
@@ -86,6 +89,12 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       memoryBudgetBytes: compaction.memory_budget_bytes,
     },
     tenancy: { header: tenancy.header, defaultTenant: tenancy.default_tenant },
+    auth: {
+      enabled: auth.enabled,
+      tokensFile: auth.tokens_file,
+      tokens: auth.tokens,
+      protectMetrics: auth.protect_metrics,
+    },
     telemetry: {
       otlpEndpoint: telemetry.otlp_endpoint,
       prometheus: telemetry.prometheus,

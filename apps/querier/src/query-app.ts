@@ -4,37 +4,88 @@
  * (streamable HTTP, stateless), and the probe endpoints. The status is committed only once the whole body is
  * known; the admission permit and the body's reservation are held until the response has been sent (or the
  * client went away).
+ *
+ * Every request passes, in order: the connection cap (503 `too_many_connections`; probes are still answered),
+ * then the access gate — token (401), tenant header (400), the token's tenant set (403) — before its body is
+ * read (docs/security.md). `/healthz` and `/readyz` need no token; `/metrics` is the admin surface.
  */
 import type { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Probes } from '@sluice/core';
+import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
 import { parseRequestBody } from '@sluice/query';
-import { createMcpServer } from './mcp-server.js';
+import { handleMcpRequest } from './mcp-endpoint.js';
 import { errorEnvelope, httpStatusFor, type QueryError } from './query-error.js';
 import type { QueryService } from './query-service.js';
 import { MAX_QUERY_BODY_BYTES, readLimitedBody } from './read-limited-body.js';
-import { queryTenant } from './tenant.js';
 
 /** Options for {@link createQueryApp}. */
 export interface QueryAppOptions {
   readonly service: QueryService;
   readonly probes: Probes;
-  readonly tenantHeader: string;
-  readonly defaultTenant: string | null;
+  /** Token and tenant rule, shared with every other surface of the process. */
+  readonly access: AccessGate;
+  /** The listener's connection cap (`querier.max_connections`); absent when the app is not behind a socket. */
+  readonly connectionCap?: ConnectionCap;
   readonly mcpEnabled: boolean;
   readonly maxRows: number;
   readonly version: string;
 }
 
+type AppContext = Context<{ Bindings: HttpBindings }>;
+
 function errorResponse(c: Context, error: QueryError): Response {
-  return c.body(errorEnvelope(error), httpStatusFor(error.kind), { 'content-type': 'application/json' });
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (error.kind === 'too_many_connections') {
+    headers['connection'] = 'close';
+    headers['retry-after'] = '1';
+  }
+  return c.body(errorEnvelope(error), httpStatusFor(error.kind), headers);
 }
+
+/** Every value of a request header (several when repeated); `[]` when absent. */
+function headerValues(c: AppContext, name: string): readonly string[] {
+  const incoming = c.env?.incoming;
+  if (incoming !== undefined) return incoming.headersDistinct[name.toLowerCase()] ?? [];
+  const value = c.req.header(name);
+  return value === undefined ? [] : [value];
+}
+
+/** A refusal of the gate as this surface's error (a 401 also carries the Bearer challenge). */
+function refusalResponse(c: AppContext, access: AccessGate, refusal: AccessRefusal): Response {
+  const response = errorResponse(c, refusal);
+  if (refusal.kind === 'unauthenticated') response.headers.set('www-authenticate', access.challenge);
+  return response;
+}
+
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Builds the hono app. */
 export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
+  const { access, connectionCap } = options;
+  const admit = (c: AppContext, surface: TenantSurface) =>
+    access.admit(surface, {
+      authorization: headerValues(c, 'authorization'),
+      tenant: headerValues(c, access.tenantHeader),
+    });
+
+  app.use('*', async (c, next) => {
+    const socket = c.env?.incoming?.socket;
+    if (connectionCap === undefined || socket === undefined || !connectionCap.isRefused(socket)) return next();
+    // Over the cap: answer and close. Probes are still answered, so a flood does not fail liveness checks.
+    if (PROBES.has(c.req.path)) {
+      await next();
+      c.res.headers.set('connection', 'close');
+      return;
+    }
+    const { key, maxConnections } = connectionCap.cap;
+    return errorResponse(c, {
+      kind: 'too_many_connections',
+      message: `too many open connections to the query listener (${key} = ${maxConnections}); retry`,
+    });
+  });
 
   app.get('/healthz', (c) => c.text('ok\n'));
   app.get('/readyz', (c) => {
@@ -42,6 +93,8 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     return reason === null ? c.text('ready\n') : c.text(`not ready: ${reason}\n`, 503);
   });
   app.get('/metrics', async (c) => {
+    const admitted = access.admitAdmin(headerValues(c, 'authorization'));
+    if (!admitted.ok) return refusalResponse(c, access, admitted.error);
     const text = await options.probes.metricsText();
     return text === null
       ? c.text('prometheus metrics are disabled\n', 404)
@@ -49,8 +102,8 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
   });
 
   app.post('/v1/query', async (c) => {
-    const tenant = queryTenant(c.req.header(options.tenantHeader) ?? null, options.tenantHeader, options.defaultTenant);
-    if (!tenant.ok) return errorResponse(c, tenant.error);
+    const admitted = admit(c, 'query');
+    if (!admitted.ok) return refusalResponse(c, access, admitted.error);
     const body = await readLimitedBody(c.req.raw);
     if (body.status === 'too_large') {
       return errorResponse(c, {
@@ -62,7 +115,11 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
       return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
     const parsed = parseRequestBody(c.req.header('content-type'), body.text);
     if (!parsed.ok) return errorResponse(c, { kind: 'invalid_query', message: parsed.error.message });
-    const outcome = await options.service.run(tenant.value, { kind: 'query', query: parsed.value }, c.req.raw.signal);
+    const outcome = await options.service.run(
+      admitted.value.tenant,
+      { kind: 'query', query: parsed.value },
+      c.req.raw.signal,
+    );
     if (outcome.status === 'cancelled') return c.body(null, 499 as never);
     if (outcome.status === 'error') return errorResponse(c, outcome.error);
     const outgoing: ServerResponse | undefined = c.env?.outgoing;
@@ -78,17 +135,14 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
 
   app.all('/mcp', async (c) => {
     if (!options.mcpEnabled) return c.text('not found\n', 404);
-    const server = createMcpServer(
-      { service: options.service, maxRows: options.maxRows, version: options.version },
-      c.req.raw.signal,
-    );
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: MAX_QUERY_BODY_BYTES,
+    const admitted = admit(c, 'mcp');
+    if (!admitted.ok) return refusalResponse(c, access, admitted.error);
+    return handleMcpRequest(c.req.raw, admitted.value, {
+      service: options.service,
+      maxRows: options.maxRows,
+      version: options.version,
+      access,
     });
-    await server.connect(transport);
-    return transport.handleRequest(c.req.raw);
   });
 
   app.notFound((c) => c.text('not found\n', 404));

@@ -8,7 +8,15 @@ import { limitErrorStatus, type LimitErrorKind } from '@sluice/limits';
 
 /** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
 export type QueryErrorKind =
-  'missing_tenant' | 'invalid_tenant' | 'invalid_query' | 'request_too_large' | LimitErrorKind | 'internal';
+  | 'unauthenticated'
+  | 'missing_tenant'
+  | 'invalid_tenant'
+  | 'tenant_denied'
+  | 'invalid_query'
+  | 'request_too_large'
+  | 'too_many_connections'
+  | LimitErrorKind
+  | 'internal';
 
 /** A failed query as a value. `message` is user-safe: it names the limit or the rule, never library text. */
 export interface QueryError {
@@ -16,15 +24,24 @@ export interface QueryError {
   readonly message: string;
 }
 
-/** HTTP status per kind: 400 bad request, 413 body over the cap, 422 "ask for less", 503 "busy, retry", 500. */
-export function httpStatusFor(kind: QueryErrorKind): 400 | 413 | 422 | 500 | 503 {
+/**
+ * HTTP status per kind: 401 no valid token, 400 bad request, 403 tenant outside the token's set, 413 body over
+ * the cap, 422 "ask for less", 503 "busy, retry", 500.
+ */
+export function httpStatusFor(kind: QueryErrorKind): 400 | 401 | 403 | 413 | 422 | 500 | 503 {
   switch (kind) {
+    case 'unauthenticated':
+      return 401;
     case 'missing_tenant':
     case 'invalid_tenant':
     case 'invalid_query':
       return 400;
+    case 'tenant_denied':
+      return 403;
     case 'request_too_large':
       return 413;
+    case 'too_many_connections':
+      return 503;
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':
@@ -45,7 +62,11 @@ export const JSONRPC_INVALID_REQUEST = -32600;
 export const JSONRPC_INVALID_PARAMS = -32602;
 export const JSONRPC_INTERNAL_ERROR = -32603;
 
-/** MCP error code per kind: bad input → invalid_params, "ask for less" → invalid_request, overload → internal_error. */
+/**
+ * MCP error code per kind: bad input → invalid_params; "ask for less" and "not allowed" (tenant_denied) →
+ * invalid_request; overload → internal_error. Authentication, tenant and connection refusals are answered at
+ * the HTTP level before MCP dispatch, so only `tenant_denied` (a tool's tenant argument) reaches a tool.
+ */
 export function mcpErrorCodeFor(kind: QueryErrorKind): number {
   switch (kind) {
     case 'missing_tenant':
@@ -53,6 +74,11 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
     case 'invalid_query':
     case 'request_too_large':
       return JSONRPC_INVALID_PARAMS;
+    case 'unauthenticated':
+    case 'tenant_denied':
+      return JSONRPC_INVALID_REQUEST;
+    case 'too_many_connections':
+      return JSONRPC_INTERNAL_ERROR;
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':

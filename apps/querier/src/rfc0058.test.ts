@@ -36,6 +36,7 @@ import {
   createLogger,
   createQueryMetrics,
 } from '@sluice/telemetry';
+import { createAccessGate } from '@sluice/edge';
 import { createQueryApp } from './query-app.js';
 import { createQueryService, type QueryObserver } from './query-service.js';
 import { createWorkerPool, type JobResult, type WorkerPool } from './worker-pool.js';
@@ -221,8 +222,11 @@ function harness(o: HarnessOptions = {}): Harness {
   const app = createQueryApp({
     service,
     probes: { notReadyReason: () => null, metricsText: () => Promise.resolve(null) },
-    tenantHeader: 'X-Sluice-Tenant',
-    defaultTenant: null,
+    access: createAccessGate({
+      tokens: null,
+      tenancy: { header: 'X-Sluice-Tenant', defaultTenant: null },
+      protectMetrics: true,
+    }),
     mcpEnabled: true,
     maxRows: 10_000,
     version: 'test',
@@ -255,7 +259,11 @@ let rpcId = 0;
 async function mcpQuery(h: Harness, tenant: string, statement: string): Promise<any> {
   const res = await h.app.request('/mcp', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'X-Sluice-Tenant': tenant,
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: ++rpcId,

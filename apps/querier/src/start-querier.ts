@@ -3,10 +3,12 @@
  * The querier role: size the shared memory pool (explicit, or a share of the cgroup / MemTotal limit), start one
  * query worker per admission permit, and serve `/v1/query`, `/mcp` and the probes on `querier.http_addr`.
  */
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { splitHostPort, type SluiceConfig } from '@sluice/config';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
+import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import {
   createAdmissionGate,
   createMemoryPool,
@@ -24,6 +26,10 @@ import { createWorkerPool } from './worker-pool.js';
 /** What the querier needs from its composition root. */
 export interface QuerierDeps {
   readonly probes: Probes;
+  /** The process's access gate (tokens, tenant rule), shared with every other surface. */
+  readonly access: AccessGate;
+  /** The query listener's connection cap (`querier.max_connections`). */
+  readonly connectionCap: ConnectionCap;
   readonly log: Logger;
   readonly observer?: QueryObserver;
   readonly version: string;
@@ -128,8 +134,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   const app = createQueryApp({
     service,
     probes: deps.probes,
-    tenantHeader: config.tenancy.header,
-    defaultTenant: config.tenancy.defaultTenant,
+    access: deps.access,
+    connectionCap: deps.connectionCap,
     mcpEnabled: config.querier.mcp.enabled,
     maxRows: limits.maxRows,
     version: deps.version,
@@ -146,6 +152,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       },
       () => resolve(s),
     );
+    // Attached before the first connection is accepted (listen completes asynchronously).
+    deps.connectionCap.attach(s as HttpServer);
     s.once('error', reject);
   });
   return {

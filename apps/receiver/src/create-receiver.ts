@@ -12,6 +12,7 @@ import { createIngestService, type IngestObserver } from './ingest-service.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from './otlp-grpc-server.js';
 import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js';
 import type { Probes } from '@sluice/core';
+import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import { startSink, type Sink, type SinkObserver } from './sink.js';
 import { storageSettingsFrom } from '@sluice/storage';
 
@@ -19,6 +20,10 @@ import { storageSettingsFrom } from '@sluice/storage';
 export interface ReceiverDeps {
   /** Probe endpoints served on the OTLP/HTTP listener (the process-wide view). */
   readonly probes: Probes;
+  /** The process's access gate (tokens, tenant rule), shared with every other surface. */
+  readonly access: AccessGate;
+  /** Connection caps of the two listeners (`receiver.max_http_connections`, `receiver.max_grpc_connections`). */
+  readonly connectionCaps: { readonly http: ConnectionCap; readonly grpc: ConnectionCap };
   readonly ingestObserver?: IngestObserver;
   readonly sinkObserver?: SinkObserver;
 }
@@ -74,7 +79,6 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   };
   const ingest = createIngestService({
     wal,
-    tenancy: { header: config.tenancy.header, defaultTenant: config.tenancy.defaultTenant },
     busyReason,
     maxInflightBytes: rc.limits.maxInflightBytes,
     ...(deps.ingestObserver ? { observer: deps.ingestObserver } : {}),
@@ -83,13 +87,15 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   const http: OtlpHttpServer = createOtlpHttpServer({
     ingest,
     limits: { maxRequestBytes: rc.limits.maxRequestBytes, maxDecompressedBytes: rc.limits.maxDecompressedBytes },
-    tenantHeader: config.tenancy.header,
+    access: deps.access,
+    connectionCap: deps.connectionCaps.http,
     probes: deps.probes,
   });
   const grpc: OtlpGrpcServer = createOtlpGrpcServer({
     ingest,
     maxMessageBytes: rc.limits.maxDecompressedBytes,
-    tenantHeader: config.tenancy.header,
+    access: deps.access,
+    connectionCap: deps.connectionCaps.grpc,
   });
   const httpAt = listenAddress(rc.httpAddr);
   const grpcAt = listenAddress(rc.grpcAddr);

@@ -14,6 +14,10 @@ export function httpStatusFor(outcome: IngestOutcome): { readonly status: number
     case 'invalid':
     case 'bad_tenant':
       return { status: 400, close: false };
+    case 'unauthenticated':
+      return { status: 401, close: false };
+    case 'tenant_denied':
+      return { status: 403, close: false };
     case 'too_large':
       return { status: 413, close: true };
     case 'unsupported_media_type':

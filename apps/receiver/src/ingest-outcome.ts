@@ -16,8 +16,12 @@ export type IngestOutcome =
   | { readonly status: 'accepted'; readonly records: number }
   /** The request cannot be decoded or violates the protocol; never retried. */
   | { readonly status: 'invalid'; readonly message: string }
-  /** The tenant header is missing (and no default tenant is configured) or breaks the grammar. */
+  /** Auth is enabled and the request has no valid bearer token for ingest (`auth.*`). */
+  | { readonly status: 'unauthenticated'; readonly message: string }
+  /** The tenant header is missing (and no default tenant is configured), repeated, empty or breaks the grammar. */
   | { readonly status: 'bad_tenant'; readonly message: string }
+  /** The token is valid, but the tenant is outside the token's set. */
+  | { readonly status: 'tenant_denied'; readonly message: string }
   /** Body or decompressed body over its configured cap. */
   | { readonly status: 'too_large'; readonly message: string }
   /** Content-Type or Content-Encoding not supported (HTTP only). */

@@ -47,14 +47,12 @@ function gatedWal(): WalAppender & { appended: Uint8Array[]; release(): void; fa
   };
 }
 
-const tenancy = { header: 'X-Sluice-Tenant', defaultTenant: 'default' };
-
 describe('ingest service', () => {
   test('acknowledges only after the WAL append resolves, with the tenant and body in the WAL record', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy, busyReason: () => null, maxInflightBytes: 1 << 20 });
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 1 << 20 });
     let settled = false;
-    const pending = service.ingest('http_protobuf', ['acme'], body).then((o) => {
+    const pending = service.ingest('http_protobuf', 'acme', body).then((o) => {
       settled = true;
       return o;
     });
@@ -70,50 +68,42 @@ describe('ingest service', () => {
 
   test('a WAL failure is a transient refusal (503), never an ack', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy, busyReason: () => null, maxInflightBytes: 1 << 20 });
-    const pending = service.ingest('grpc', [], body);
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 1 << 20 });
+    const pending = service.ingest('grpc', 'default', body);
     await new Promise((r) => setImmediate(r));
     wal.fail();
     const outcome = await pending;
     assert.equal(outcome.status, 'unavailable');
   });
 
-  test('undecodable bodies and bad tenants are refused before the WAL', async () => {
+  test('undecodable bodies are refused before the WAL', async () => {
     const wal = gatedWal();
-    const service = createIngestService({
-      wal,
-      tenancy: { header: 'X-Sluice-Tenant', defaultTenant: null },
-      busyReason: () => null,
-      maxInflightBytes: 1 << 20,
-    });
-    assert.equal(
-      (await service.ingest('http_protobuf', ['acme'], body.subarray(0, body.length - 3))).status,
-      'invalid',
-    );
-    assert.equal((await service.ingest('http_json', ['acme'], new TextEncoder().encode('{'))).status, 'invalid');
-    assert.equal((await service.ingest('http_protobuf', [], body)).status, 'bad_tenant');
-    assert.equal((await service.ingest('http_protobuf', ['a:b'], body)).status, 'bad_tenant');
-    assert.equal((await service.ingest('http_protobuf', ['a', 'b'], body)).status, 'bad_tenant');
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 1 << 20 });
+    assert.equal((await service.ingest('http_protobuf', 'acme', body.subarray(0, body.length - 3))).status, 'invalid');
+    assert.equal((await service.ingest('http_json', 'acme', new TextEncoder().encode('{'))).status, 'invalid');
     assert.equal(wal.appended.length, 0);
   });
 
   test('an empty export is acknowledged without a WAL write', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy, busyReason: () => null, maxInflightBytes: 1 << 20 });
-    assert.deepEqual(await service.ingest('http_protobuf', [], new Uint8Array(0)), { status: 'accepted', records: 0 });
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 1 << 20 });
+    assert.deepEqual(await service.ingest('http_protobuf', 'default', new Uint8Array(0)), {
+      status: 'accepted',
+      records: 0,
+    });
     assert.equal(wal.appended.length, 0);
   });
 
   test('bytes waiting for an fsync are capped: the next export is a 503 until the WAL catches up', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy, busyReason: () => null, maxInflightBytes: body.length + 1 });
-    const first = service.ingest('http_protobuf', [], body);
-    const second = await service.ingest('http_protobuf', [], body);
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: body.length + 1 });
+    const first = service.ingest('http_protobuf', 'default', body);
+    const second = await service.ingest('http_protobuf', 'default', body);
     assert.equal(second.status, 'unavailable');
     assert.match((second as { message: string }).message, /max_inflight_bytes/);
     wal.release();
     assert.equal((await first).status, 'accepted');
-    const third = service.ingest('http_protobuf', [], body);
+    const third = service.ingest('http_protobuf', 'default', body);
     await new Promise((r) => setImmediate(r));
     wal.release();
     assert.equal((await third).status, 'accepted', 'capacity returns once the first append is durable');
@@ -121,8 +111,8 @@ describe('ingest service', () => {
 
   test('a busy reason (WAL backlog, shutdown) refuses with Retry-After', async () => {
     const wal = gatedWal();
-    const service = createIngestService({ wal, tenancy, busyReason: () => 'shutting down', maxInflightBytes: 1 << 20 });
-    const outcome = await service.ingest('http_protobuf', [], body);
+    const service = createIngestService({ wal, busyReason: () => 'shutting down', maxInflightBytes: 1 << 20 });
+    const outcome = await service.ingest('http_protobuf', 'default', body);
     assert.deepEqual(outcome, { status: 'unavailable', message: 'shutting down', retryAfterSecs: 1 });
     assert.equal(wal.appended.length, 0);
   });

@@ -1,12 +1,12 @@
 /**
  * @module ingest-service
- * One export, surface-independent: decode (which validates), resolve the tenant, append to the WAL and wait
- * for the group-commit fdatasync that covers it. Only then is the outcome `accepted` — ack means durable.
+ * One export, surface-independent: decode (which validates), append to the WAL under the tenant the access gate
+ * admitted, and wait for the group-commit fdatasync that covers it. Only then is the outcome `accepted` — ack
+ * means durable. The surfaces run the gate (token, tenant) before they read the body.
  */
 import type { LogRecord, Result } from '@sluice/core';
 import { decodeLogsJson, decodeLogsProtobuf } from '@sluice/otlp';
 import type { IngestOutcome, IngestProtocol } from './ingest-outcome.js';
-import { resolveTenant, type TenancyOptions } from './tenant-resolver.js';
 import { encodeWalExport } from './wal-payload.js';
 
 /** What the service needs from the WAL: an append that resolves once durable. */
@@ -23,7 +23,6 @@ export interface IngestObserver {
 /** Options for {@link createIngestService}. */
 export interface IngestServiceOptions {
   readonly wal: WalAppender;
-  readonly tenancy: TenancyOptions;
   /** Returns a reason when ingest must answer "busy, retry" (WAL backlog over its cap, shutting down). */
   readonly busyReason: () => string | null;
   /** Cap on decompressed bytes waiting for their WAL fsync at once (`receiver.limits.max_inflight_bytes`). */
@@ -35,10 +34,10 @@ export interface IngestServiceOptions {
 export interface IngestService {
   /**
    * Ingests one decompressed export body.
-   * @param tenantValues the tenant header/metadata values present on the request (`[]` if none).
+   * @param tenant the tenant the access gate admitted the request to.
    */
-  ingest(protocol: IngestProtocol, tenantValues: readonly string[], body: Uint8Array): Promise<IngestOutcome>;
-  /** Records a refusal decided by the surface before the body reached the service (413, 415, bad gzip). */
+  ingest(protocol: IngestProtocol, tenant: string, body: Uint8Array): Promise<IngestOutcome>;
+  /** Records a refusal decided by the surface before the body reached the service (401, 403, 413, 415, bad gzip). */
   refuse(protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome;
 }
 
@@ -47,7 +46,7 @@ const RETRY_AFTER_SECS = 1;
 
 /** Creates the ingest service. */
 export function createIngestService(options: IngestServiceOptions): IngestService {
-  const { wal, tenancy, busyReason, observer, maxInflightBytes } = options;
+  const { wal, busyReason, observer, maxInflightBytes } = options;
   // Bytes handed to the WAL and not yet durable: this bounds the WAL's in-memory append queue.
   let inflightBytes = 0;
   const refuse = (protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome => {
@@ -56,11 +55,9 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
   };
   return {
     refuse,
-    async ingest(protocol, tenantValues, body) {
+    async ingest(protocol, tenant, body) {
       const finish = (outcome: IngestOutcome): IngestOutcome => refuse(protocol, outcome);
       const encoding = protocol === 'http_json' ? 'json' : 'protobuf';
-      const tenant = resolveTenant(tenantValues, tenancy);
-      if (!tenant.ok) return finish({ status: 'bad_tenant', message: tenant.error });
       const decoded: Result<LogRecord[], { message: string }> =
         encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body);
       if (!decoded.ok) return finish({ status: 'invalid', message: decoded.error.message });
@@ -76,7 +73,7 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       const started = performance.now();
       inflightBytes += body.length;
       try {
-        await wal.append(encodeWalExport(tenant.value, encoding, body));
+        await wal.append(encodeWalExport(tenant, encoding, body));
       } catch (error) {
         const tooLarge = (error as { code?: string }).code === 'WAL_FRAME_TOO_LARGE';
         if (tooLarge) return finish({ status: 'too_large', message: 'export is larger than the WAL frame limit' });
@@ -88,7 +85,7 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       } finally {
         inflightBytes -= body.length;
       }
-      observer?.accepted(protocol, tenant.value, records, body.length, (performance.now() - started) / 1000);
+      observer?.accepted(protocol, tenant, records, body.length, (performance.now() - started) / 1000);
       return { status: 'accepted', records };
     },
   };

@@ -3,9 +3,14 @@
  * OTLP/HTTP `POST /v1/logs` (protobuf and JSON, identity or gzip) on node:http, plus the probe endpoints.
  * node:http rather than a framework: the 413 path must stop reading and close the socket at once, which a
  * framework's keep-alive drain would defeat.
+ *
+ * Order of checks (docs/security.md): connection cap (503), the access gate — token (401), tenant (400), token's
+ * tenant set (403) — before the body is read, then media type (415), body caps (413), decode (400), WAL.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { assertNever } from '@sluice/core';
+import type { AccessGate, AccessRefusal, ConnectionCap } from '@sluice/edge';
 import { encodeExportLogsResponse, encodeRpcStatus } from '@sluice/otlp';
 import { readBody, type BodyLimits } from './body-reader.js';
 import { httpStatusFor } from './http-status.js';
@@ -18,8 +23,10 @@ import { serveProbe } from './probes.js';
 export interface OtlpHttpServerOptions {
   readonly ingest: IngestService;
   readonly limits: BodyLimits;
-  /** Header carrying the tenant (matched case-insensitively). */
-  readonly tenantHeader: string;
+  /** Token and tenant rule (the tenant header is matched case-insensitively). */
+  readonly access: AccessGate;
+  /** This listener's connection cap (`receiver.max_http_connections`). */
+  readonly connectionCap: ConnectionCap;
   readonly probes: Probes;
 }
 
@@ -37,7 +44,13 @@ function mediaType(req: IncomingMessage): OtlpEncoding | null {
   return null;
 }
 
-function respond(res: ServerResponse, encoding: OtlpEncoding, outcome: IngestOutcome, forceClose = false): void {
+function respond(
+  res: ServerResponse,
+  encoding: OtlpEncoding,
+  outcome: IngestOutcome,
+  forceClose = false,
+  challenge = '',
+): void {
   const mapped = httpStatusFor(outcome);
   const status = mapped.status;
   const close = mapped.close || forceClose;
@@ -45,6 +58,7 @@ function respond(res: ServerResponse, encoding: OtlpEncoding, outcome: IngestOut
   const headers: Record<string, string> = { 'content-type': contentType };
   if (close) headers.connection = 'close';
   if (outcome.status === 'unavailable') headers['retry-after'] = String(outcome.retryAfterSecs);
+  if (outcome.status === 'unauthenticated') headers['www-authenticate'] = challenge;
   const body =
     outcome.status === 'accepted'
       ? encodeExportLogsResponse(encoding)
@@ -84,24 +98,71 @@ function lingeringClose(req: IncomingMessage): void {
 function grpcCodeHint(httpStatus: number): number {
   if (httpStatus === 503) return 14;
   if (httpStatus === 413) return 8;
+  if (httpStatus === 401) return 16;
+  if (httpStatus === 403) return 7;
   return 3;
+}
+
+/** The gate's refusal as an ingest outcome. */
+function refusalOutcome(refusal: AccessRefusal): IngestOutcome {
+  switch (refusal.kind) {
+    case 'unauthenticated':
+      return { status: 'unauthenticated', message: refusal.message };
+    case 'missing_tenant':
+    case 'invalid_tenant':
+      return { status: 'bad_tenant', message: refusal.message };
+    case 'tenant_denied':
+      return { status: 'tenant_denied', message: refusal.message };
+    default:
+      return assertNever(refusal, 'access refusal');
+  }
 }
 
 /** Creates the OTLP/HTTP listener. */
 export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpServer {
-  const headerKey = options.tenantHeader.toLowerCase();
+  const { access, connectionCap } = options;
+  const headerKey = access.tenantHeader.toLowerCase();
   let inFlight = 0;
   let drained: (() => void) | null = null;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (serveProbe(req, res, options.probes)) return;
+    const encodingHint = mediaType(req) ?? 'json';
     const path = (req.url ?? '/').split('?')[0];
+    if (connectionCap.isRefused(req.socket)) {
+      // Over the cap: answer and close. Probes are still answered, so a flood does not fail liveness checks.
+      res.setHeader('connection', 'close');
+      if (serveProbe(req, res, options.probes, access)) return;
+      const { key, maxConnections } = connectionCap.cap;
+      const outcome = options.ingest.refuse(encodingHint === 'json' ? 'http_json' : 'http_protobuf', {
+        status: 'unavailable',
+        message: `too many open connections to this listener (${key} = ${maxConnections}); retry`,
+        retryAfterSecs: 1,
+      });
+      respond(res, encodingHint, outcome, true);
+      return;
+    }
+    if (serveProbe(req, res, options.probes, access)) return;
     if (path !== '/v1/logs') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain' }).end('method not allowed: use POST\n');
+      return;
+    }
+    // The gate runs before the body is read: an unauthenticated client gets nothing decoded or buffered.
+    // headersDistinct keeps a repeated header as several values (plain `headers` would join them with ", ").
+    const admitted = access.admit('ingest', {
+      authorization: req.headersDistinct['authorization'] ?? [],
+      tenant: req.headersDistinct[headerKey] ?? [],
+    });
+    if (!admitted.ok) {
+      const outcome = options.ingest.refuse(
+        encodingHint === 'json' ? 'http_json' : 'http_protobuf',
+        refusalOutcome(admitted.error),
+      );
+      // The body was not read: close so a keep-alive connection is not left mid-body.
+      respond(res, encodingHint, outcome, true, access.challenge);
       return;
     }
     const encoding = mediaType(req);
@@ -126,9 +187,7 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
       respond(res, encoding, options.ingest.refuse(protocol, body));
       return;
     }
-    // headersDistinct keeps a repeated header as several values (plain `headers` would join them with ", ").
-    const tenantValues = req.headersDistinct[headerKey] ?? [];
-    const outcome = await options.ingest.ingest(protocol, tenantValues, body.body);
+    const outcome = await options.ingest.ingest(protocol, admitted.value.tenant, body.body);
     respond(res, encoding, outcome);
   };
 
@@ -146,6 +205,7 @@ export function createOtlpHttpServer(options: OtlpHttpServerOptions): OtlpHttpSe
         });
     },
   );
+  connectionCap.attach(server);
   server.on('connection', (socket) => socket.setNoDelay(true));
 
   return {

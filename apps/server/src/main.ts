@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { formatConfigIssues, loadConfig } from '@sluice/config';
+import { loadAccessGate } from './access-setup.js';
 import { parseCliArgs, USAGE } from './cli-args.js';
 import { startServer } from './start-server.js';
 
@@ -40,7 +41,13 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     process.stderr.write(`sluice: invalid configuration\n${formatConfigIssues(loaded.error)}\n`);
     return 2;
   }
-  const server = await startServer(loaded.value, version());
+  // The token document is configuration too: its problems are reported the same way, all at once.
+  const access = await loadAccessGate(loaded.value);
+  if (!access.ok) {
+    process.stderr.write(`sluice: invalid configuration\n${formatConfigIssues(access.error)}\n`);
+    return 2;
+  }
+  const server = await startServer(loaded.value, version(), { access: access.value });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

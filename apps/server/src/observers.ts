@@ -3,10 +3,14 @@
  * Turns receiver and sink events into self-metrics (names only from semconv) and log lines.
  */
 import type { Meter } from '@opentelemetry/api';
+import type { ListenerCap, RefusalKind } from '@sluice/edge';
 import type { QueryObserver } from '@sluice/querier';
 import type { FromSinkWorker, IngestObserver, SinkObserver } from '@sluice/receiver';
 import {
   ATTR_ERROR_TYPE,
+  ATTR_SLUICE_CONNECTION_REFUSAL,
+  ATTR_SLUICE_LISTENER,
+  createConnectionMetrics,
   ATTR_SLUICE_QUERY_KIND,
   ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
   SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
@@ -19,6 +23,7 @@ import {
   createMinerMetrics,
   createSinkMetrics,
   type Logger,
+  type SluiceListenerValue,
 } from '@sluice/telemetry';
 
 /** Ingest metrics: records, batches, request size, WAL append duration; refusals carry `error.type`. */
@@ -142,4 +147,39 @@ export function samplePoolGauges(
   const timer = setInterval(sample, intervalMs);
   timer.unref();
   return { sample, stop: () => clearInterval(timer) };
+}
+
+/** Least time between two "connection cap reached" log lines of one listener. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Connection-cap refusals: `sluice.connection.refused` per listener and kind, and a warning per listener at most
+ * every 10 s (a flood must not flood the log too) with the count refused since the previous line.
+ */
+export function createConnectionObserver(
+  meter: Meter,
+  log: Logger,
+  now: () => number = () => performance.now(),
+): (cap: ListenerCap, how: RefusalKind) => void {
+  const m = createConnectionMetrics(meter);
+  const state = new Map<string, { lastLog: number; pending: number }>();
+  return (cap, how) => {
+    m.refused.add(1, {
+      [ATTR_SLUICE_LISTENER]: cap.listener as SluiceListenerValue,
+      [ATTR_SLUICE_CONNECTION_REFUSAL]: how,
+    });
+    const s = state.get(cap.listener) ?? { lastLog: -Infinity, pending: 0 };
+    state.set(cap.listener, s);
+    s.pending++;
+    const t = now();
+    if (t - s.lastLog < REFUSAL_LOG_INTERVAL_MS) return;
+    log.warn('connection cap reached; refusing new connections', {
+      listener: cap.listener,
+      key: cap.key,
+      max_connections: cap.maxConnections,
+      refused: s.pending,
+    });
+    s.lastLog = t;
+    s.pending = 0;
+  };
 }

@@ -1,16 +1,25 @@
 /**
  * @module start-server
  * Composes the enabled roles in one process: telemetry first, then the receiver (WAL recovery before its
- * listeners open). Logs one startup line per role with its bound addresses, and stops in reverse order.
+ * listeners open). Logs one startup line per role with its bound addresses, and stops in reverse order. Every
+ * listener shares one access gate and gets its connection cap from one file-handle budget.
  */
 import { startCompactor, type Compactor } from '@sluice/compactor';
 import type { SluiceConfig } from '@sluice/config';
 import type { Probes } from '@sluice/core';
+import { readOpenFileLimit, type AccessGate, type ConnectionCap } from '@sluice/edge';
+import { createListenerCaps, planListenerCaps } from './access-setup.js';
 import { startQuerier, type Querier } from '@sluice/querier';
 import { createPoolLender } from './pool-lender.js';
 import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
-import { createIngestObserver, createQueryObserver, createSinkObserver, samplePoolGauges } from './observers.js';
+import {
+  createConnectionObserver,
+  createIngestObserver,
+  createQueryObserver,
+  createSinkObserver,
+  samplePoolGauges,
+} from './observers.js';
 
 /** A running gateway. */
 export interface RunningServer {
@@ -21,8 +30,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startServer}. */
+export interface StartServerOptions {
+  /** The access gate built from `auth.*` and `tenancy.*` (see `loadAccessGate`). */
+  readonly access: AccessGate;
+  /** The soft open-file limit; default: read from /proc/self/limits. */
+  readonly openFileLimit?: number | null;
+}
+
 /** Starts every enabled role of `config`. */
-export async function startServer(config: SluiceConfig, version: string): Promise<RunningServer> {
+export async function startServer(
+  config: SluiceConfig,
+  version: string,
+  options: StartServerOptions,
+): Promise<RunningServer> {
   const log = createLogger('sluice');
   const telemetry = createTelemetry({
     serviceName: config.telemetry.serviceName,
@@ -44,9 +65,33 @@ export async function startServer(config: SluiceConfig, version: string): Promis
     },
   };
 
+  const plan = planListenerCaps(
+    config,
+    options.openFileLimit !== undefined ? options.openFileLimit : readOpenFileLimit(),
+  );
+  log.info('connection caps', {
+    open_file_limit: plan.openFileLimit,
+    reserved_handles: plan.reservedHandles,
+    ...Object.fromEntries(plan.caps.map((c) => [c.key, `${c.maxConnections} (${c.source})`])),
+  });
+  for (const warning of plan.warnings) log.warn(warning);
+  const caps = createListenerCaps(plan, createConnectionObserver(telemetry.meter, log));
+  const capOf = (listener: string): ConnectionCap => {
+    const cap = caps.get(listener);
+    if (cap === undefined) throw new Error(`no connection cap planned for ${listener}`);
+    return cap;
+  };
+  log.info('access', {
+    auth: options.access.authEnabled,
+    tenant_header: options.access.tenantHeader,
+    default_tenant: config.tenancy.defaultTenant,
+  });
+
   if (config.receiver.enabled) {
     receiver = await startReceiver(config, {
       probes,
+      access: options.access,
+      connectionCaps: { http: capOf('otlp_http'), grpc: capOf('otlp_grpc') },
       ingestObserver: createIngestObserver(telemetry.meter),
       sinkObserver: createSinkObserver(telemetry.meter, log),
     });
@@ -63,7 +108,14 @@ export async function startServer(config: SluiceConfig, version: string): Promis
   }
   let querier: Querier | null = null;
   if (config.querier.enabled) {
-    querier = await startQuerier(config, { probes, log, observer: createQueryObserver(telemetry.meter), version });
+    querier = await startQuerier(config, {
+      probes,
+      log,
+      observer: createQueryObserver(telemetry.meter),
+      version,
+      access: options.access,
+      connectionCap: capOf('query_http'),
+    });
     const q = querier;
     gauges = samplePoolGauges(telemetry.meter, () => ({
       reserved: q.pool.reserved(),

@@ -1,12 +1,12 @@
 /**
  * @module request-body
  * `POST /v1/query` body modes (ourios-surface §1): with `Content-Type: application/json` (parameters ignored,
- * case-insensitive), a body that is exactly `{"query": "<dsl>"}` is DSL text and any other JSON is the structured
- * form; any other or missing content type means the body is raw DSL text. The 1 MiB body cap (413) belongs to
+ * case-insensitive), a body that is exactly `{"query": "<dsl>"}` is DSL text (an object with a `query` key that
+ * is not a lone string is refused naming that key) and any other JSON is the structured form; any other or missing content type means the body is raw DSL text. The 1 MiB body cap (413) belongs to
  * the HTTP layer, before this runs.
  */
 import type { Result } from '@sluice/core';
-import type { QueryError } from './errors.js';
+import { queryError, type QueryError } from './errors.js';
 import type { Query } from './ir.js';
 import { parseJsonExact } from './json-exact.js';
 import { parseQuery } from './parse-query.js';
@@ -27,10 +27,35 @@ export function parseRequestBody(contentType: string | undefined, bodyText: stri
   const json = parseJsonExact(bodyText);
   if (!json.ok) return json;
   const v = json.value;
-  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v) && 'query' in v) {
+    // The {"query": "<dsl>"} form: its one key must hold the DSL text (the structured form has no "query" key).
     const keys = Object.keys(v);
     const q = (v as Readonly<Record<string, unknown>>).query;
-    if (keys.length === 1 && keys[0] === 'query' && typeof q === 'string') return parseQuery(q);
+    if (typeof q !== 'string') {
+      return {
+        ok: false,
+        error: queryError(`$.query: "query" must be a string (a DSL statement), got ${describeJson(q)}`),
+      };
+    }
+    if (keys.length > 1) {
+      const others = keys.filter((k) => k !== 'query').map((k) => JSON.stringify(k));
+      return {
+        ok: false,
+        error: queryError(
+          `$: {"query": "<dsl>"} takes no other keys, got ${others.join(', ')}; put stages such as limit in the DSL text`,
+        ),
+      };
+    }
+    return parseQuery(q);
   }
   return parseStructuredQuery(v);
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'bigint') return 'an integer';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a number';
+  return `a ${typeof value}`;
 }

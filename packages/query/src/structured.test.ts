@@ -149,8 +149,19 @@ describe('request body modes', () => {
   test('other JSON is the structured form', () => {
     const r = parseRequestBody('application/json', '{"predicate":{"const":true}}');
     assert.ok(r.ok);
+  });
+  test('an object with a "query" key must be exactly {"query": "<dsl>"}: other keys or a non-string are named', () => {
     const extra = parseRequestBody('application/json', JSON.stringify({ query: dsl, limit: 5 }));
-    assert.ok(!extra.ok && /unknown key "query"/.test(extra.error.message));
+    assert.ok(!extra.ok);
+    assert.equal(
+      extra.error.message,
+      '$: {"query": "<dsl>"} takes no other keys, got "limit"; put stages such as limit in the DSL text',
+    );
+    const list = parseRequestBody('application/json', JSON.stringify({ query: ['true'] }));
+    assert.ok(!list.ok);
+    assert.equal(list.error.message, '$.query: "query" must be a string (a DSL statement), got a list');
+    const num = parseRequestBody('application/json', '{"query": 12345678901234567890}');
+    assert.ok(!num.ok && /got an integer$/.test(num.error.message));
   });
   test('other or missing content types mean raw DSL text', () => {
     assert.deepStrictEqual(parseRequestBody('text/plain', dsl), parseQuery(dsl));

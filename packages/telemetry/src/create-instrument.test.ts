@@ -13,6 +13,7 @@ import { createIngestMetrics } from './ingest-metrics.js';
 import { createMinerMetrics } from './miner-metrics.js';
 import { PullMetricReader } from './pull-metric-reader.js';
 import { createQueryMetrics } from './query-metrics.js';
+import { createConnectionMetrics } from './connection-metrics.js';
 import { createSinkMetrics } from './sink-metrics.js';
 import {
   ATTR_SLUICE_INGEST_PROTOCOL,
@@ -71,13 +72,14 @@ void test('createInstrument creates every registry metric with its declared kind
   }
 });
 
-void test('the ingest, sink, miner and query helpers together create exactly the registry metrics (compaction ones come from the compactor)', async () => {
+void test('the ingest, sink, miner, query and connection helpers together create exactly the registry metrics (compaction ones come from the compactor)', async () => {
   const data = await collect((meter) => {
     const all = [
       createIngestMetrics(meter),
       createSinkMetrics(meter),
       createMinerMetrics(meter),
       createQueryMetrics(meter),
+      createConnectionMetrics(meter),
     ];
     for (const group of all) {
       for (const instrument of Object.values(group) as { add?: (v: number) => void; record?: (v: number) => void }[]) {

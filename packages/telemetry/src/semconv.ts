@@ -101,6 +101,26 @@ export const SLUICE_COMPACTION_RESULT_VALUE_ERROR = 'error';
 /** Values {@link ATTR_SLUICE_COMPACTION_RESULT} may take. */
 export type SluiceCompactionResultValue = 'committed' | 'noop' | 'lost_race' | 'error';
 
+/** `sluice.listener` (enum): Which network listener of the process a connection arrived on. */
+export const ATTR_SLUICE_LISTENER = 'sluice.listener';
+/** Value `otlp_http` of {@link ATTR_SLUICE_LISTENER}: The OTLP/HTTP listener (receiver.http_addr). */
+export const SLUICE_LISTENER_VALUE_OTLP_HTTP = 'otlp_http';
+/** Value `otlp_grpc` of {@link ATTR_SLUICE_LISTENER}: The OTLP/gRPC listener (receiver.grpc_addr). */
+export const SLUICE_LISTENER_VALUE_OTLP_GRPC = 'otlp_grpc';
+/** Value `query_http` of {@link ATTR_SLUICE_LISTENER}: The query listener (querier.http_addr, /v1/query and /mcp). */
+export const SLUICE_LISTENER_VALUE_QUERY_HTTP = 'query_http';
+/** Values {@link ATTR_SLUICE_LISTENER} may take. */
+export type SluiceListenerValue = 'otlp_http' | 'otlp_grpc' | 'query_http';
+
+/** `sluice.connection.refusal` (enum): How a connection over its listener's connection cap was refused. */
+export const ATTR_SLUICE_CONNECTION_REFUSAL = 'sluice.connection.refusal';
+/** Value `answered` of {@link ATTR_SLUICE_CONNECTION_REFUSAL}: Held in a refusal slot and answered "busy, retry" (HTTP 503), or closed after a short grace. */
+export const SLUICE_CONNECTION_REFUSAL_VALUE_ANSWERED = 'answered';
+/** Value `dropped` of {@link ATTR_SLUICE_CONNECTION_REFUSAL}: Closed at accept because every refusal slot was taken (or the protocol has no early answer). */
+export const SLUICE_CONNECTION_REFUSAL_VALUE_DROPPED = 'dropped';
+/** Values {@link ATTR_SLUICE_CONNECTION_REFUSAL} may take. */
+export type SluiceConnectionRefusalValue = 'answered' | 'dropped';
+
 // ---- Metrics ----
 
 /** `sluice.ingest.records` (counter, `{record}`): Log records received in OTLP exports, accepted or refused (refused ones carry error.type). */
@@ -236,6 +256,16 @@ export type SluiceQueryPoolLimitAttributes = Readonly<Record<string, never>>;
 export const METRIC_SLUICE_QUERY_QUEUE_DEPTH = 'sluice.query.queue.depth';
 /** Attributes a {@link METRIC_SLUICE_QUERY_QUEUE_DEPTH} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryQueueDepthAttributes = Readonly<Record<string, never>>;
+
+/** `sluice.connection.refused` (counter, `{connection}`): Connections refused because their listener was at its connection cap (the max_*connections keys). */
+export const METRIC_SLUICE_CONNECTION_REFUSED = 'sluice.connection.refused';
+/** Attributes a {@link METRIC_SLUICE_CONNECTION_REFUSED} data point may carry; only `required` ones are mandatory. */
+export type SluiceConnectionRefusedAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_LISTENER]: SluiceListenerValue;
+  /** required */
+  readonly [ATTR_SLUICE_CONNECTION_REFUSAL]: SluiceConnectionRefusalValue;
+};
 
 /** `sluice.compaction.partitions` (counter, `{partition}`): Sealed data partitions a compaction sweep examined, by what happened to each. */
 export const METRIC_SLUICE_COMPACTION_PARTITIONS = 'sluice.compaction.partitions';
@@ -444,6 +474,16 @@ export const METRICS = {
     description: 'Queries waiting in the admission queue for a permit.',
     attributes: [],
   },
+  [METRIC_SLUICE_CONNECTION_REFUSED]: {
+    name: METRIC_SLUICE_CONNECTION_REFUSED,
+    instrument: 'counter',
+    unit: '{connection}',
+    description: 'Connections refused because their listener was at its connection cap (the max_*connections keys).',
+    attributes: [
+      { name: ATTR_SLUICE_LISTENER, requirement: 'required' },
+      { name: ATTR_SLUICE_CONNECTION_REFUSAL, requirement: 'required' },
+    ],
+  },
   [METRIC_SLUICE_COMPACTION_PARTITIONS]: {
     name: METRIC_SLUICE_COMPACTION_PARTITIONS,
     instrument: 'counter',
@@ -502,6 +542,7 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
+  readonly [METRIC_SLUICE_CONNECTION_REFUSED]: SluiceConnectionRefusedAttributes;
   readonly [METRIC_SLUICE_COMPACTION_PARTITIONS]: SluiceCompactionPartitionsAttributes;
   readonly [METRIC_SLUICE_COMPACTION_ROWS]: SluiceCompactionRowsAttributes;
   readonly [METRIC_SLUICE_COMPACTION_DURATION]: SluiceCompactionDurationAttributes;
@@ -575,6 +616,20 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'What one compaction of a sealed partition ended with.',
     values: [SLUICE_COMPACTION_RESULT_VALUE_COMMITTED, SLUICE_COMPACTION_RESULT_VALUE_NOOP, SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, SLUICE_COMPACTION_RESULT_VALUE_ERROR],
+    open: false,
+  },
+  [ATTR_SLUICE_LISTENER]: {
+    name: ATTR_SLUICE_LISTENER,
+    type: 'enum',
+    description: 'Which network listener of the process a connection arrived on.',
+    values: [SLUICE_LISTENER_VALUE_OTLP_HTTP, SLUICE_LISTENER_VALUE_OTLP_GRPC, SLUICE_LISTENER_VALUE_QUERY_HTTP],
+    open: false,
+  },
+  [ATTR_SLUICE_CONNECTION_REFUSAL]: {
+    name: ATTR_SLUICE_CONNECTION_REFUSAL,
+    type: 'enum',
+    description: 'How a connection over its listener\'s connection cap was refused.',
+    values: [SLUICE_CONNECTION_REFUSAL_VALUE_ANSWERED, SLUICE_CONNECTION_REFUSAL_VALUE_DROPPED],
     open: false,
   },
 } as const satisfies Readonly<Record<string, AttributeDefinition>>;

@@ -21,9 +21,14 @@ const RANGE = 'range(2026-03-01T10:00:00Z, 2026-03-01T13:00:00Z)';
 const POOL_BYTES = 33_554_432; // the 32 MiB minimum
 const RECORDS = 6000;
 
-async function mcpClient(url: string): Promise<Client> {
+async function mcpClient(url: string, tenant = 'acme'): Promise<Client> {
   const client = new Client({ name: 'sluice-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+  // The tenant comes from the header, as on /v1/query; the tools' `tenant` argument below must equal it.
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { 'X-Sluice-Tenant': tenant } },
+    }),
+  );
   return client;
 }
 

@@ -270,7 +270,10 @@ test('the chart can set every configuration key the schema has', () => {
     const docs = render(...args);
     for (const text of Object.values(configMap(docs).data)) for (const p of leafPaths(parse(text))) seen.add(p);
   }
-  const missing = configKeyPaths().filter((p) => !seen.has(p));
+  // auth.tokens is the inline token document of env-only mode; the chart always mounts it from a Secret as
+  // auth.tokens_file instead (a document in the ConfigMap would put the token list in plain sight).
+  const notByChart = new Set(['auth.tokens']);
+  const missing = configKeyPaths().filter((p) => !seen.has(p) && !notByChart.has(p));
   assert.deepEqual(missing, [], 'keys no values file renders (add them to values.yaml, the helper and ci-values.yaml)');
 });
 
@@ -504,6 +507,57 @@ test('invalid values are refused at render time', () => {
     renderFails('--set', 'querier.limits.defaultRows=50', '--set', 'querier.limits.maxRows=10'),
     /defaultRows must be <= querier\.limits\.maxRows/,
   );
+});
+
+test('auth: the token Secret is mounted read-only where a listener runs and named as auth.tokens_file; the compactor gets neither', () => {
+  const docs = render(...CI);
+  for (const comp of ['receiver', 'querier']) {
+    const cfg = parsedConfigOf(docs, comp);
+    assert.deepEqual(
+      cfg.auth,
+      { enabled: true, tokensFile: '/etc/sluice-auth/tokens.json', tokens: null, protectMetrics: false },
+      comp,
+    );
+    const w = workload(docs, comp);
+    const volume = w.spec.template.spec.volumes.find((v) => v.name === 'auth-tokens');
+    assert.deepEqual(volume?.secret, {
+      secretName: 'sluice-tokens',
+      items: [{ key: 'tokens.json', path: 'tokens.json' }],
+    });
+    const mount = container(w).volumeMounts.find((m) => m.name === 'auth-tokens');
+    assert.deepEqual(mount, { name: 'auth-tokens', mountPath: '/etc/sluice-auth', readOnly: true }, comp);
+    // The token document never goes through the ConfigMap or the env.
+    assert.ok(!(container(w).env ?? []).some((e) => /TOKEN/i.test(e.name)), `${comp}: no token env`);
+  }
+  const cx = workload(docs, 'compactor');
+  assert.equal(parsedConfigOf(docs, 'compactor').auth.enabled, false, 'the compactor opens no port');
+  assert.ok(!cx.spec.template.spec.volumes.some((v) => v.name === 'auth-tokens'));
+  const single = render('--set', 'mode=single', '--set', 'auth.enabled=true', '--set', 'auth.existingSecret=t');
+  const sw = workload(single, 'single');
+  assert.ok(sw.spec.template.spec.volumes.some((v) => v.name === 'auth-tokens' && v.secret.secretName === 't'));
+  assert.equal(parsedConfigOf(single, 'single').auth.tokensFile, '/etc/sluice-auth/tokens.yaml');
+});
+
+test('auth is off by default: no auth key, no Secret volume; half-set auth values are refused at render time', () => {
+  const docs = render();
+  for (const comp of ['receiver', 'querier', 'compactor']) {
+    assert.equal(parsedConfigOf(docs, comp).auth.enabled, false);
+    assert.ok(!workload(docs, comp).spec.template.spec.volumes.some((v) => v.name === 'auth-tokens'));
+  }
+  assert.match(renderFails('--set', 'auth.enabled=true'), /auth\.enabled needs auth\.existingSecret/);
+  assert.match(renderFails('--set', 'auth.existingSecret=x'), /auth\.existingSecret is set but auth\.enabled is false/);
+  assert.match(renderFails('--set', 'auth.mountPath=relative'), /mountPath/);
+});
+
+test('connection caps render as the listener keys; unset they are derived by the binary', () => {
+  const docs = render(...CI);
+  const rx = parsedConfigOf(docs, 'receiver').receiver;
+  assert.equal(rx.maxHttpConnections, 2000);
+  assert.equal(rx.maxGrpcConnections, 500);
+  assert.equal(parsedConfigOf(docs, 'querier').querier.maxConnections, 300);
+  const plain = render();
+  assert.equal(parsedConfigOf(plain, 'querier').querier.maxConnections, null);
+  assert.match(renderFails('--set', 'querier.maxConnections=0'), /maxConnections/);
 });
 
 test('the image default config (deploy/docker/sluice.yaml) parses and its paths match the Dockerfile', () => {

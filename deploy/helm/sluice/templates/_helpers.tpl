@@ -98,6 +98,8 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- $r := $v.receiver -}}
 {{- $_ := set $receiver "grpc_addr" (printf "%s:%d" $host (int $r.grpcPort)) -}}
 {{- $_ := set $receiver "http_addr" (printf "%s:%d" $host (int $r.httpPort)) -}}
+{{- $rconn := include "sluice.pick" (list $r "maxHttpConnections:max_http_connections maxGrpcConnections:max_grpc_connections") | fromJson -}}
+{{- $receiver = merge $receiver $rconn -}}
 {{- $_ := set $receiver "wal_dir" $r.walDir -}}
 {{- $wal := include "sluice.pick" (list $r.wal "groupCommitMs:group_commit_ms segmentBytes:segment_bytes maxBacklogBytes:max_backlog_bytes") | fromJson -}}
 {{- if $wal }}{{ $_ := set $receiver "wal" $wal }}{{ end -}}
@@ -113,7 +115,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- if $qx -}}
 {{- $q := $v.querier -}}
 {{- $_ := set $querier "http_addr" (printf "%s:%d" $host (int $q.port)) -}}
-{{- $top := include "sluice.pick" (list $q "defaultWindowSecs:default_window_secs") | fromJson -}}
+{{- $top := include "sluice.pick" (list $q "defaultWindowSecs:default_window_secs maxConnections:max_connections") | fromJson -}}
 {{- $querier = merge $querier $top -}}
 {{- $mcp := include "sluice.pick" (list $q.mcp "enabled:enabled") | fromJson -}}
 {{- if $mcp }}{{ $_ := set $querier "mcp" $mcp }}{{ end -}}
@@ -130,6 +132,12 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- $cfg := dict "version" 1 "storage" $storage "receiver" $receiver "querier" $querier "compaction" $compaction -}}
 {{- $tenancy := include "sluice.pick" (list $v.tenancy "header:header defaultTenant:default_tenant") | fromJson -}}
 {{- if $tenancy }}{{ $_ := set $cfg "tenancy" $tenancy }}{{ end -}}
+{{- /* auth only where a listener runs: the compactor opens no port and mounts no token Secret. */ -}}
+{{- if and $v.auth.enabled (or $rx $qx) -}}
+{{- $auth := dict "enabled" true "tokens_file" (printf "%s/%s" $v.auth.mountPath $v.auth.key) -}}
+{{- $am := include "sluice.pick" (list $v.auth "protectMetrics:protect_metrics") | fromJson -}}
+{{- $_ := set $cfg "auth" (merge $auth $am) -}}
+{{- end -}}
 {{- $telemetry := include "sluice.pick" (list $v.telemetry "otlpEndpoint:otlp_endpoint prometheus:prometheus serviceName:service_name") | fromJson -}}
 {{- if $telemetry }}{{ $_ := set $cfg "telemetry" $telemetry }}{{ end -}}
 # Sluice configuration for the {{ $role }} role, rendered by the Helm chart {{ .root.Chart.Name }}-{{ .root.Chart.Version }}.
@@ -214,6 +222,26 @@ Then the S3 credentials (secretKeyRef), the global extraEnv and the role's extra
     {{- end }}
 {{- end -}}
 
+{{/* The token Secret of a pod that opens a listener (auth.enabled); nothing otherwise. (root context) */}}
+{{- define "sluice.authVolume" -}}
+{{- if .Values.auth.enabled }}
+- name: auth-tokens
+  secret:
+    secretName: {{ .Values.auth.existingSecret }}
+    items:
+      - key: {{ .Values.auth.key }}
+        path: {{ .Values.auth.key }}
+{{- end }}
+{{- end -}}
+
+{{- define "sluice.authMount" -}}
+{{- if .Values.auth.enabled }}
+- name: auth-tokens
+  mountPath: {{ .Values.auth.mountPath }}
+  readOnly: true
+{{- end }}
+{{- end -}}
+
 {{- define "sluice.commonMounts" -}}
 - name: config
   mountPath: {{ .Values.configMountPath }}
@@ -261,6 +289,12 @@ Then the S3 credentials (secretKeyRef), the global extraEnv and the role's extra
 {{- end -}}
 {{- if not (has $v.storage.backend (list "local" "s3")) -}}
 {{- fail (printf "sluice: storage.backend must be local or s3, not %q" $v.storage.backend) -}}
+{{- end -}}
+{{- if and $v.auth.enabled (not $v.auth.existingSecret) -}}
+{{- fail "sluice: auth.enabled needs auth.existingSecret: a Secret holding the token document (see docs/security.md)" -}}
+{{- end -}}
+{{- if and (not $v.auth.enabled) $v.auth.existingSecret -}}
+{{- fail "sluice: auth.existingSecret is set but auth.enabled is false: set auth.enabled=true, or the gateway runs without authentication" -}}
 {{- end -}}
 {{- if and (eq $v.storage.backend "s3") (not $v.storage.s3.bucket) -}}
 {{- fail "sluice: storage.backend s3 needs storage.s3.bucket" -}}

@@ -85,18 +85,25 @@ export async function buildSdkRecords(source: TestSource, logs: readonly TestLog
 export function createExporter(
   kind: ExporterKind,
   target: { httpUrl: string; grpcAddress: string },
-  options: { tenant?: string; gzip: boolean; tenantHeader?: string },
+  options: {
+    tenant?: string;
+    gzip: boolean;
+    tenantHeader?: string;
+    /** Further headers (gRPC: metadata, keys lowercased), e.g. `Authorization: Bearer …`. */
+    headers?: Readonly<Record<string, string>>;
+  },
 ): LogRecordExporter {
   const header = options.tenantHeader ?? 'X-Sluice-Tenant';
   const compression = options.gzip ? ('gzip' as never) : ('none' as never);
   if (kind === 'grpc') {
     const metadata = new Metadata();
     if (options.tenant !== undefined) metadata.set(header.toLowerCase(), options.tenant);
+    for (const [k, v] of Object.entries(options.headers ?? {})) metadata.set(k.toLowerCase(), v);
     return new GrpcExporter({ url: `http://${target.grpcAddress}`, metadata, compression, timeoutMillis: 20_000 });
   }
   const config = {
     url: `${target.httpUrl}/v1/logs`,
-    headers: options.tenant !== undefined ? { [header]: options.tenant } : {},
+    headers: { ...(options.tenant !== undefined ? { [header]: options.tenant } : {}), ...options.headers },
     compression,
     timeoutMillis: 20_000,
   };

@@ -43,12 +43,23 @@ export function tempDir(prefix: string): string {
 /** Writes `yaml` to a temp file and starts `sluice serve --config` on it. */
 export async function spawnSluice(
   yaml: string,
-  options: { dir?: string; env?: NodeJS.ProcessEnv; startTimeoutMs?: number } = {},
+  options: {
+    dir?: string;
+    env?: NodeJS.ProcessEnv;
+    startTimeoutMs?: number;
+    /** Runs the process under `ulimit -n <n>` (bash execs node, so the pid is node's). */
+    openFileLimit?: number;
+  } = {},
 ): Promise<SluiceProcess> {
   const dir = options.dir ?? tempDir('cfg');
   const configPath = join(dir, `sluice-${process.pid}-${Date.now()}.yaml`);
   writeFileSync(configPath, yaml);
-  const child = spawn(process.execPath, [SLUICE_BIN, 'serve', '--config', configPath], {
+  const args = [SLUICE_BIN, 'serve', '--config', configPath];
+  const [command, argv] =
+    options.openFileLimit === undefined
+      ? [process.execPath, args]
+      : ['bash', ['-c', `ulimit -n ${options.openFileLimit} && exec "$0" "$@"`, process.execPath, ...args]];
+  const child = spawn(command, argv, {
     cwd: dir,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

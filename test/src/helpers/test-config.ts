@@ -22,6 +22,21 @@ export interface TestConfigOptions {
   readonly defaultWindowSecs?: number;
   /** Run the receiver role (default true). */
   readonly receiver?: boolean;
+  /** `auth.*`: enabled with a tokens file, or with the inline document (a `${env:…}` reference, for instance). */
+  readonly auth?: { readonly tokensFile: string } | { readonly tokens: string };
+  /** Listener connection caps (`querier.max_connections`, `receiver.max_http_connections`, `…grpc…`). */
+  readonly maxConnections?: { readonly query?: number; readonly http?: number; readonly grpc?: number };
+}
+
+function authYaml(auth: TestConfigOptions['auth']): string {
+  if (auth === undefined) return '';
+  const source =
+    'tokensFile' in auth ? `  tokens_file: ${JSON.stringify(auth.tokensFile)}` : `  tokens: ${auth.tokens}`;
+  return `auth:\n  enabled: true\n${source}\n`;
+}
+
+function capYaml(key: string, value: number | undefined): string {
+  return value === undefined ? '' : `  ${key}: ${value}\n`;
 }
 
 function limitsYaml(limits: Readonly<Record<string, number>> | undefined): string {
@@ -55,7 +70,7 @@ export function testConfigYaml(options: TestConfigOptions): string {
   grpc_addr: 127.0.0.1:0
   http_addr: 127.0.0.1:0
   wal_dir: ${JSON.stringify(options.walDir)}
-  wal:
+${capYaml('max_http_connections', options.maxConnections?.http)}${capYaml('max_grpc_connections', options.maxConnections?.grpc)}  wal:
     group_commit_ms: ${options.groupCommitMs ?? 20}
   sink:
     flush_age_secs: ${options.flushAgeSecs ?? 1}
@@ -65,13 +80,13 @@ export function testConfigYaml(options: TestConfigOptions): string {
 querier:
   enabled: ${options.querier ?? false}
   http_addr: 127.0.0.1:0
-  default_window_secs: ${options.defaultWindowSecs ?? 3600}
+${capYaml('max_connections', options.maxConnections?.query)}  default_window_secs: ${options.defaultWindowSecs ?? 3600}
   mcp:
     enabled: true
 ${limitsYaml(options.querierLimits)}tenancy:
   header: X-Sluice-Tenant
   default_tenant: ${tenant === null ? 'null' : JSON.stringify(tenant)}
-telemetry:
+${authYaml(options.auth)}telemetry:
   prometheus: true
 `;
 }

@@ -3,7 +3,7 @@
  * Messages between the compactor's sweep (main thread) and its compaction worker.
  */
 import type { StorageSettings } from '@sluice/storage';
-import type { PartitionOutcome } from './compact-partition.js';
+import type { PartitionOutcome } from '@sluice/compaction';
 
 /** Settings the worker starts with. */
 export interface CompactionWorkerData {

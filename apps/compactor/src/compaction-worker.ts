@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createObjectStore } from '@sluice/storage';
-import { compactPartition } from './compact-partition.js';
+import { compactPartition } from '@sluice/compaction';
 import type { CompactionWorkerData, FromCompactionWorker, ToCompactionWorker } from './compaction-worker-protocol.js';
 
 function requirePort(): MessagePort {

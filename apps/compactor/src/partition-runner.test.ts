@@ -22,7 +22,14 @@ import type { ObjectStore, StoredLogRow } from '@sluice/storage';
 import { createLogger } from '@sluice/telemetry';
 import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
 import { startCompactor } from './start-compactor.js';
-import { SEALED_HOUR_MS, liveKeys, parquetKeys, partitionPrefix, rowsFor, writeDataFile } from './test-support.js';
+import {
+  SEALED_HOUR_MS,
+  liveKeys,
+  parquetKeys,
+  partitionPrefix,
+  rowsFor,
+  writeDataFile,
+} from '@sluice/compaction/testing';
 
 const HOUR_MS = 3_600_000;
 const MiB = 1024 * 1024;

@@ -7,7 +7,7 @@
  * and the next partition gets a new worker.
  */
 import { Worker } from 'node:worker_threads';
-import type { PartitionOutcome } from './compact-partition.js';
+import type { PartitionOutcome } from '@sluice/compaction';
 import type { CompactionWorkerData, FromCompactionWorker, ToCompactionWorker } from './compaction-worker-protocol.js';
 
 /** A partition's result as the sweep sees it: an outcome, or a failure message (the partition is unchanged). */

@@ -33,7 +33,7 @@ import {
   partitionPrefix,
   rowsFor,
   writeDataFile,
-} from './test-support.js';
+} from '@sluice/compaction/testing';
 
 const HOUR_MS = 3_600_000;
 

@@ -15,8 +15,8 @@ import {
   SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE,
   SLUICE_COMPACTION_RESULT_VALUE_NOOP,
 } from '@sluice/telemetry';
-import { compactPartition } from './compact-partition.js';
-import type { CompactPartitionOptions, PartitionOutcome } from './compact-partition.js';
+import { compactPartition } from '@sluice/compaction';
+import type { CompactPartitionOptions, PartitionOutcome } from '@sluice/compaction';
 import type { MemoryLease, MemoryLender } from './memory-lender.js';
 import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
 import type { PartitionRunner, RunResult } from './partition-runner.js';

@@ -31,7 +31,7 @@ import {
   partitionPrefix,
   rowsFor,
   writeDataFile,
-} from './test-support.js';
+} from './testing/index.js';
 
 const GRACE_SECS = 900;
 const GRACE_MS = GRACE_SECS * 1000;

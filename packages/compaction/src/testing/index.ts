@@ -1,6 +1,6 @@
 /**
- * @module test-support
- * Helpers shared by the compactor's tests (not exported from the package): building partitions of real Parquet
+ * @module @sluice/compaction/testing
+ * Helpers for the compaction tests (this package and the compactor role): building partitions of real Parquet
  * files, reading a partition's live set, and DuckDB fingerprints of every column of a set of files.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -2,14 +2,14 @@
  * @module bench/compact-bench
  * Measures one compaction of a partition of realistic rows on the local store: wall time, rows/s and the peak
  * heap + array-buffer size sampled during the run (a coarse check of the memory bound).
- * Run: `npx tsc -b apps/compactor && node apps/compactor/dist/bench/compact-bench.js [files] [rowsPerFile]`.
+ * Run: `npx tsc -b packages/compaction && node packages/compaction/dist/bench/compact-bench.js [files] [rowsPerFile]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalObjectStore } from '@sluice/storage';
 import { compactPartition } from '../compact-partition.js';
-import { SEALED_HOUR_MS, partitionPrefix, rowsFor, writeDataFile } from '../test-support.js';
+import { SEALED_HOUR_MS, partitionPrefix, rowsFor, writeDataFile } from '../testing/index.js';
 
 const files = Number(process.argv[2] ?? 4);
 const rowsPerFile = Number(process.argv[3] ?? 70_000);
@@ -32,8 +32,8 @@ try {
   const ms = performance.now() - started;
   clearInterval(sampler);
   const rows = outcome.status === 'committed' ? outcome.rows : 0;
-  console.log(
-    JSON.stringify({
+  process.stdout.write(
+    `${JSON.stringify({
       files,
       rows,
       status: outcome.status,
@@ -42,7 +42,7 @@ try {
       baseMiB: Math.round((base.heapUsed + base.arrayBuffers) / 2 ** 20),
       peakMiB: Math.round(peak / 2 ** 20),
       peakRssMiB: Math.round(mem().rss / 2 ** 20),
-    }),
+    })}\n`,
   );
 } finally {
   await rm(root, { recursive: true, force: true });

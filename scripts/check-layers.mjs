@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Fails when a workspace depends on a @sluice package of the same or a higher layer, or when a package's
 // tsconfig references do not mirror its @sluice dependencies. Layers only point down: core (0) ← otlp,
-// config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine, compaction (3) ← receiver,
-// querier, compactor (4) ← server (5)
+// config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine, compaction, sink (3) ←
+// receiver, querier, compactor (4) ← server (5)
 // ← test (6).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ const LAYER = {
   '@sluice/query': 1,
   '@sluice/engine': 3,
   '@sluice/compaction': 3,
+  '@sluice/sink': 3,
   '@sluice/receiver': 4,
   '@sluice/querier': 4,
   '@sluice/compactor': 4,

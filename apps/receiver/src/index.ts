@@ -10,4 +10,3 @@ export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outco
 export type { SinkObserver } from './sink.js';
 export type { FromSinkWorker, FlushTrigger } from './sink-protocol.js';
 export { serveProbe } from './probes.js';
-export { encodeWalExport, decodeWalExport } from './wal-payload.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { encodeLogsProtobuf } from '@sluice/otlp';
 import type { LogRecord } from '@sluice/core';
 import { createIngestService, type WalAppender } from './ingest-service.js';
-import { decodeWalExport } from './wal-payload.js';
+import { decodeWalExport } from '@sluice/sink';
 
 const record: LogRecord = {
   timeUnixNano: 1_767_225_600_000_000_000n,

@@ -7,7 +7,7 @@
 import type { LogRecord, Result } from '@sluice/core';
 import { decodeLogsJson, decodeLogsProtobuf } from '@sluice/otlp';
 import type { IngestOutcome, IngestProtocol } from './ingest-outcome.js';
-import { encodeWalExport } from './wal-payload.js';
+import { encodeWalExport } from '@sluice/sink';
 
 /** What the service needs from the WAL: an append that resolves once durable. */
 export interface WalAppender {

@@ -4,22 +4,15 @@
  * the queue between them, so nothing unbounded sits in a message port); the main thread only tells it how far
  * the WAL is durable.
  */
+import type { FlushTrigger, SinkEvent, SinkSettings } from '@sluice/sink';
 import type { StorageSettings } from '@sluice/storage';
 import type { WalPosition } from '@sluice/wal';
 
-/** Flush triggers (values of `sluice.sink.flush.trigger`). */
-export type FlushTrigger = 'size' | 'age' | 'ceiling' | 'shutdown';
+export type { FlushTrigger };
 
-/** Settings the worker starts with (structured-clone safe). */
-export interface SinkWorkerData {
-  readonly walDir: string;
+/** Settings the worker starts with (structured-clone safe): the sink's, plus the object store to build. */
+export interface SinkWorkerData extends SinkSettings {
   readonly storage: StorageSettings;
-  readonly flushAgeSecs: number;
-  readonly flushBytes: number;
-  readonly ceilingBytes: number;
-  readonly miner: Readonly<Record<string, number>>;
-  /** The durable WAL position at startup: replay is finished when the worker has consumed it. */
-  readonly replayTarget: WalPosition | null;
 }
 
 /** Main → worker. */
@@ -28,21 +21,6 @@ export type ToSinkWorker =
   /** Consume through `position`, flush everything, checkpoint, then answer `stopped`. */
   | { readonly type: 'shutdown'; readonly position: WalPosition | null };
 
-/** Worker → main. */
+/** Worker → main: the sink's events, then `stopped` after a shutdown, or `fatal` when the sink failed. */
 export type FromSinkWorker =
-  | { readonly type: 'replayed'; readonly exports: number }
-  | {
-      readonly type: 'flushed';
-      readonly trigger: FlushTrigger;
-      readonly records: number;
-      readonly files: number;
-      readonly bytes: number;
-      readonly seconds: number;
-      readonly checkpoint: WalPosition;
-      readonly templates: number;
-    }
-  | { readonly type: 'flush_failed'; readonly trigger: FlushTrigger; readonly message: string }
-  | { readonly type: 'buffer'; readonly bytes: number; readonly records: number }
-  | { readonly type: 'parse_failures'; readonly reason: string; readonly count: number }
-  | { readonly type: 'stopped' }
-  | { readonly type: 'fatal'; readonly message: string };
+  SinkEvent | { readonly type: 'stopped' } | { readonly type: 'fatal'; readonly message: string };

@@ -6,7 +6,7 @@
  * Layout: `u8 version (1) | u8 encoding (0 protobuf, 1 json) | u16le tenant byte length | tenant (ASCII) |
  * body`.
  */
-import type { OtlpEncoding } from './ingest-outcome.js';
+import type { OtlpEncoding } from '@sluice/otlp';
 
 const VERSION = 1;
 

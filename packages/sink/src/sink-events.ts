@@ -1,0 +1,31 @@
+/**
+ * @module sink-events
+ * What the sink reports while it runs. The receiver forwards these from its sink worker to the composition
+ * root, which turns them into metrics and log lines.
+ */
+import type { WalPosition } from '@sluice/wal';
+
+/** Flush triggers (values of `sluice.sink.flush.trigger`). */
+export type FlushTrigger = 'size' | 'age' | 'ceiling' | 'shutdown';
+
+/** One event of a running sink. */
+export type SinkEvent =
+  /** The WAL present at startup has been consumed (`exports` frames were replayed). */
+  | { readonly type: 'replayed'; readonly exports: number }
+  /** A flush stored every buffered partition and advanced the checkpoint to `checkpoint`. */
+  | {
+      readonly type: 'flushed';
+      readonly trigger: FlushTrigger;
+      readonly records: number;
+      readonly files: number;
+      readonly bytes: number;
+      readonly seconds: number;
+      readonly checkpoint: WalPosition;
+      readonly templates: number;
+    }
+  /** A flush failed; its rows are buffered again and the checkpoint did not move. It is retried. */
+  | { readonly type: 'flush_failed'; readonly trigger: FlushTrigger; readonly message: string }
+  /** Periodic buffer level (at most once a second while idle). */
+  | { readonly type: 'buffer'; readonly bytes: number; readonly records: number }
+  /** WAL records that no longer decode (skipped). */
+  | { readonly type: 'parse_failures'; readonly reason: string; readonly count: number };

@@ -1,0 +1,227 @@
+/**
+ * @module sink-loop
+ * The sink: tails the WAL up to the durable position it is told about, decodes each export, mines its records,
+ * buffers them per (tenant, hour), and on a trigger flushes: audit events first (the audit barrier), then one
+ * Parquet file per partition, then the checkpoint (WAL position and miner snapshot, atomically), then deletion of
+ * the WAL segments below it. See docs/design/wal.md (checkpoint, replay).
+ *
+ * Every flush writes every buffered partition, so the checkpoint is always a record boundary at which the miner
+ * snapshot is exact: a restart restores that snapshot and replays the WAL after it, which re-mines the same
+ * records to the same template ids.
+ *
+ * Thread-agnostic: the receiver runs it in its sink worker (off the thread that acknowledges exports); tests run
+ * it in-process.
+ */
+import type { LogRecord, Result, TemplateAuditEvent } from '@sluice/core';
+import { createMiner, restoreMiner, type Miner } from '@sluice/miner';
+import { decodeLogsJson, decodeLogsProtobuf, type OtlpEncoding } from '@sluice/otlp';
+import type { ObjectStore } from '@sluice/storage';
+import {
+  compareWalPositions,
+  deleteSegmentsBelow,
+  readCheckpoint,
+  readWal,
+  writeCheckpoint,
+  type WalPosition,
+} from '@sluice/wal';
+import { PartitionBuffer } from './partition-buffer.js';
+import type { FlushTrigger, SinkEvent } from './sink-events.js';
+import type { SinkSettings } from './sink-settings.js';
+import { writeAudit, writePartitions } from './write-flush.js';
+import { decodeWalExport } from './wal-payload.js';
+
+/** Options of {@link createSinkLoop}. */
+export interface SinkLoopOptions {
+  readonly settings: SinkSettings;
+  /** Where data and audit files go. */
+  readonly store: ObjectStore;
+  /** Receives every {@link SinkEvent}. Must not throw. */
+  readonly emit: (event: SinkEvent) => void;
+  /** Clock, ms since the epoch (default `Date.now`): arrival times and the age trigger. */
+  readonly now?: () => number;
+}
+
+/** A sink; call {@link SinkLoop.run} once. */
+export interface SinkLoop {
+  /** The WAL is durable through `position`: consume up to there. */
+  durable(position: WalPosition): void;
+  /** Consume through `position`, flush everything, checkpoint, then let {@link SinkLoop.run} resolve. */
+  shutdown(position: WalPosition | null): void;
+  /**
+   * Runs until a shutdown's flush has succeeded or given up (after 3 attempts: the WAL keeps the records, the
+   * next start replays them).
+   * @throws an unrecoverable error (unreadable WAL or checkpoint); the caller restarts the sink from the checkpoint.
+   */
+  run(): Promise<void>;
+}
+
+const maxPosition = (a: WalPosition | null, b: WalPosition | null): WalPosition | null =>
+  a === null ? b : b === null ? a : compareWalPositions(a, b) >= 0 ? a : b;
+
+function decode(encoding: OtlpEncoding, body: Uint8Array): Result<LogRecord[], { message: string }> {
+  return encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body);
+}
+
+/** Creates a sink over `settings.walDir` (it starts consuming when {@link SinkLoop.run} is called). */
+export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
+  const { settings, store, emit } = options;
+  const now = options.now ?? Date.now;
+  const buffer = new PartitionBuffer();
+  let target: WalPosition | null = settings.replayTarget;
+  let consumed: WalPosition | null = null;
+  let shutdown: { position: WalPosition | null } | null = null;
+  let wake: (() => void) | null = null;
+  let pendingAudit: TemplateAuditEvent[] = [];
+
+  async function loadMiner(): Promise<Miner> {
+    const checkpoint = await readCheckpoint(settings.walDir);
+    if (checkpoint === null) return createMiner(settings.miner);
+    consumed = checkpoint.position;
+    return checkpoint.payload.length > 0
+      ? restoreMiner(checkpoint.payload, settings.miner)
+      : createMiner(settings.miner);
+  }
+
+  function ingestFrame(miner: Miner, payload: Uint8Array): void {
+    const exported = decodeWalExport(payload);
+    const decoded = decode(exported.encoding, exported.body);
+    // Validated before the ack; a failure here means the decoder changed under a WAL. Skip it, loudly.
+    if (!decoded.ok) {
+      emit({ type: 'parse_failures', reason: 'undecodable_wal_record', count: 1 });
+      return;
+    }
+    const records = decoded.value;
+    const share = records.length === 0 ? 0 : exported.body.length / records.length;
+    const arrived = now();
+    for (const record of records) {
+      buffer.add({ tenantId: exported.tenant, record, mined: miner.mine(exported.tenant, record) }, share, arrived);
+    }
+  }
+
+  async function flushAll(miner: Miner, trigger: FlushTrigger): Promise<void> {
+    if (buffer.records === 0 || consumed === null) return;
+    const started = performance.now();
+    pendingAudit = pendingAudit.concat(miner.drainAuditEvents());
+    const checkpoint = consumed;
+    const snapshot = miner.snapshot();
+    const partitions = buffer.takeAll();
+    let written;
+    try {
+      await writeAudit(store, pendingAudit);
+      pendingAudit = [];
+      written = await writePartitions(store, partitions);
+    } catch (error) {
+      // Put the rows back: nothing is lost, the checkpoint has not moved, and the flush is retried.
+      const arrived = now();
+      for (const partition of partitions)
+        for (const row of partition.rows) buffer.add(row, partition.bytes / partition.rows.length, arrived);
+      throw error;
+    }
+    // Only now: every row up to `checkpoint` is stored, so replay may start after it.
+    await writeCheckpoint(settings.walDir, checkpoint, snapshot);
+    await deleteSegmentsBelow(settings.walDir, checkpoint);
+    emit({
+      type: 'flushed',
+      trigger,
+      ...written,
+      seconds: (performance.now() - started) / 1000,
+      checkpoint,
+      templates: miner.templateCount(),
+    });
+  }
+
+  /** Flushes, retrying with backoff until it succeeds (at shutdown, gives up after 3 tries: the WAL keeps the data). */
+  async function flushWithRetry(miner: Miner, trigger: FlushTrigger): Promise<boolean> {
+    let delayMs = 250;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await flushAll(miner, trigger);
+        return true;
+      } catch (error) {
+        emit({ type: 'flush_failed', trigger, message: error instanceof Error ? error.message : String(error) });
+        if (trigger === 'shutdown' && attempt >= 3) return false;
+        await sleep(delayMs);
+        delayMs = Math.min(delayMs * 2, 30_000);
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when {@link SinkLoop.durable} or {@link SinkLoop.shutdown} is called. */
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
+  }
+
+  function dueTrigger(): FlushTrigger | null {
+    if (buffer.bytes >= settings.ceilingBytes) return 'ceiling';
+    if (buffer.bytes >= settings.flushBytes) return 'size';
+    const oldest = buffer.oldestArrivalMs;
+    if (oldest !== null && now() - oldest >= settings.flushAgeSecs * 1000) return 'age';
+    return null;
+  }
+
+  async function run(): Promise<void> {
+    const miner = await loadMiner();
+    let replayed = false;
+    let replayedExports = 0;
+    let lastBufferReport = 0;
+    for (;;) {
+      if (target !== null && (consumed === null || compareWalPositions(consumed, target) < 0)) {
+        const until = target;
+        for await (const frame of readWal(settings.walDir, consumed, until)) {
+          ingestFrame(miner, frame.payload);
+          consumed = frame.position;
+          if (!replayed) replayedExports++;
+          const due = dueTrigger();
+          if (due !== null && due !== 'age') await flushWithRetry(miner, due);
+        }
+        // Everything through `until` is consumed, even when it held no frame (an empty WAL at startup).
+        consumed = maxPosition(consumed, until);
+        continue;
+      }
+      if (!replayed) {
+        replayed = true;
+        emit({ type: 'replayed', exports: replayedExports });
+      }
+      if (shutdown !== null) {
+        await flushWithRetry(miner, 'shutdown');
+        return;
+      }
+      const due = dueTrigger();
+      if (due !== null) {
+        await flushWithRetry(miner, due);
+        continue;
+      }
+      const at = now();
+      if (at - lastBufferReport >= 1000) {
+        lastBufferReport = at;
+        emit({ type: 'buffer', bytes: buffer.bytes, records: buffer.records });
+      }
+      const oldest = buffer.oldestArrivalMs;
+      const waitMs = oldest === null ? 1000 : Math.max(10, oldest + settings.flushAgeSecs * 1000 - at);
+      await sleep(Math.min(waitMs, 1000));
+    }
+  }
+
+  return {
+    durable(position) {
+      target = maxPosition(target, position);
+      wake?.();
+    },
+    shutdown(position) {
+      shutdown = { position };
+      target = maxPosition(target, position);
+      wake?.();
+    },
+    run,
+  };
+}

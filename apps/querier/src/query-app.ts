@@ -1,9 +1,9 @@
 /**
  * @module query-app
  * The querier's HTTP surface (hono): `POST /v1/query` with the reference's body modes and shapes, `/mcp`
- * (streamable HTTP, stateless), and the probe endpoints. The status is committed only once the whole body is
- * known; the admission permit and the body's reservation are held until the response has been sent (or the
- * client went away).
+ * (streamable HTTP, stateless), and the probe endpoints (answered by `@sluice/core`'s `answerProbe`, as on the
+ * OTLP/HTTP listener). The status is committed only once the whole body is known; the admission permit and the
+ * body's reservation are held until the response has been sent (or the client went away).
  *
  * Every request passes, in order: the connection cap (503 `too_many_connections`; probes are still answered),
  * then the access gate — token (401), tenant header (400), the token's tenant set (403) — before its body is
@@ -12,7 +12,7 @@
 import type { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import type { Probes } from '@sluice/core';
+import { PROBE_PATHS, answerProbe, type Probes } from '@sluice/core';
 import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
 import { parseRequestBody } from '@sluice/query';
 import { handleMcpRequest } from './mcp-endpoint.js';
@@ -59,7 +59,7 @@ function refusalResponse(c: AppContext, access: AccessGate, refusal: AccessRefus
   return response;
 }
 
-const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+const PROBES = new Set(PROBE_PATHS);
 
 /** Builds the hono app. */
 export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpBindings }> {
@@ -87,19 +87,17 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     });
   });
 
-  app.get('/healthz', (c) => c.text('ok\n'));
-  app.get('/readyz', (c) => {
-    const reason = options.probes.notReadyReason();
-    return reason === null ? c.text('ready\n') : c.text(`not ready: ${reason}\n`, 503);
-  });
-  app.get('/metrics', async (c) => {
-    const admitted = access.admitAdmin(headerValues(c, 'authorization'));
-    if (!admitted.ok) return refusalResponse(c, access, admitted.error);
-    const text = await options.probes.metricsText();
-    return text === null
-      ? c.text('prometheus metrics are disabled\n', 404)
-      : c.text(text, 200, { 'content-type': 'text/plain; version=0.0.4' });
-  });
+  for (const path of PROBE_PATHS) {
+    app.all(path, async (c) => {
+      const r = (await answerProbe(c.req.method, path, options.probes, {
+        authorizeMetrics: () => {
+          const admitted = access.admitAdmin(headerValues(c, 'authorization'));
+          return admitted.ok ? null : { message: admitted.error.message, challenge: access.challenge };
+        },
+      }))!;
+      return c.req.method === 'HEAD' ? c.body(null, r.status, r.headers) : c.body(r.body, r.status, r.headers);
+    });
+  }
 
   app.post('/v1/query', async (c) => {
     const admitted = admit(c, 'query');

@@ -9,4 +9,3 @@ export type { IngestObserver } from './ingest-service.js';
 export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outcome.js';
 export type { SinkObserver } from './sink.js';
 export type { FromSinkWorker, FlushTrigger } from './sink-protocol.js';
-export { serveProbe } from './probes.js';

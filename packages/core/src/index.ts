@@ -13,5 +13,6 @@ export type { TenantError } from './tenant.js';
 export { parseTenant, describeTenantError, encodeTenantForKey, MAX_TENANT_BYTES } from './tenant.js';
 export type { Param, ParamTypeTag, MinedFields, TemplateAuditEvent, TemplateAuditEventType } from './mined.js';
 export { PARAM_TYPE, NO_TEMPLATE } from './mined.js';
-export type { Probes } from './probes.js';
+export type { ProbeOptions, ProbeRefusal, ProbeResponse, Probes } from './probes.js';
+export { PROBE_PATHS, answerProbe } from './probes.js';
 export { HTTP_KEEP_ALIVE_TIMEOUT_MS } from './http-timeouts.js';

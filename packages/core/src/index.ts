@@ -16,3 +16,5 @@ export { PARAM_TYPE, NO_TEMPLATE } from './mined.js';
 export type { ProbeOptions, ProbeRefusal, ProbeResponse, Probes } from './probes.js';
 export { PROBE_PATHS, answerProbe } from './probes.js';
 export { HTTP_KEEP_ALIVE_TIMEOUT_MS } from './http-timeouts.js';
+export type { JsonSyntaxError, JsonValue, ParseJsonExactOptions } from './json-exact.js';
+export { MAX_JSON_DEPTH, parseJsonExact } from './json-exact.js';

@@ -11,11 +11,10 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { AnyValue, KeyValue, LogRecord, Result } from '@sluice/core';
-import { EMPTY_VALUE, err, ok } from '@sluice/core';
+import { EMPTY_VALUE, err, ok, parseJsonExact } from '@sluice/core';
 import type { OtlpDecodeError } from './errors.js';
 import { DecodeFailure, decodeError } from './errors.js';
 import { MAX_ANY_VALUE_DEPTH } from './decode-protobuf.js';
-import { parseJsonExact } from './json-exact.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -62,8 +61,15 @@ export function decodeLogsJson(body: Uint8Array | string): Result<LogRecord[], O
     if (e instanceof DecodeFailure) return err(decodeError(e.message));
     if (!(e instanceof NeedExactIntegers)) throw e;
   }
-  const exact = parseJsonExact(text);
-  if (!exact.ok) return err(decodeError('request body nests JSON too deeply'));
+  // Same acceptance and values as the JSON.parse above, except that big integers stay exact.
+  const exact = parseJsonExact(text, { mode: 'json_parse' });
+  if (!exact.ok) {
+    return err(
+      decodeError(
+        exact.error.reason === 'too_deep' ? 'request body nests JSON too deeply' : 'request body is not valid JSON',
+      ),
+    );
+  }
   try {
     return ok(new JsonWalker(true).request(exact.value));
   } catch (e) {

@@ -71,8 +71,6 @@ export {
   printTime,
 } from './printer.js';
 export { parseStructuredQuery } from './structured.js';
-export type { JsonValue } from './json-exact.js';
-export { MAX_JSON_DEPTH, parseJsonExact } from './json-exact.js';
 export { mediaType, parseRequestBody } from './request-body.js';
 export type { TimeWindow } from './window.js';
 export { aggregationStage, effectiveLimit, effectiveWindow, resolveTime, resolveTimes } from './window.js';

@@ -5,10 +5,9 @@
  * is not a lone string is refused naming that key) and any other JSON is the structured form; any other or missing content type means the body is raw DSL text. The 1 MiB body cap (413) belongs to
  * the HTTP layer, before this runs.
  */
-import type { Result } from '@sluice/core';
+import { err, parseJsonExact, type Result } from '@sluice/core';
 import { queryError, type QueryError } from './errors.js';
 import type { Query } from './ir.js';
-import { parseJsonExact } from './json-exact.js';
 import { parseQuery } from './parse-query.js';
 import { parseStructuredQuery } from './structured.js';
 
@@ -24,8 +23,14 @@ export function mediaType(contentType: string | undefined): string {
  */
 export function parseRequestBody(contentType: string | undefined, bodyText: string): Result<Query, QueryError> {
   if (mediaType(contentType) !== 'application/json') return parseQuery(bodyText);
+  // Strict: a duplicate key is refused rather than silently resolved, and u64 values arrive exact.
   const json = parseJsonExact(bodyText);
-  if (!json.ok) return json;
+  if (!json.ok) {
+    const { message, at } = json.error;
+    return err(
+      queryError(`request body is not valid JSON: ${message} at ${at}`, at, Math.min(at + 1, bodyText.length)),
+    );
+  }
   const v = json.value;
   if (typeof v === 'object' && v !== null && !Array.isArray(v) && 'query' in v) {
     // The {"query": "<dsl>"} form: its one key must hold the DSL text (the structured form has no "query" key).

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseQuery } from './parse-query.js';
 import { parseStructuredQuery } from './structured.js';
 import { parseRequestBody } from './request-body.js';
-import { parseJsonExact } from './json-exact.js';
+import { parseJsonExact } from '@sluice/core';
 import type { Query } from './ir.js';
 
 const text = (t: string): Query => {

@@ -11,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { parseJsonExact } from '@sluice/query';
+import { parseJsonExact } from '@sluice/core';
 import { field } from '../helpers/query-client.js';
 import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';

@@ -2,7 +2,7 @@
  * @module query-client
  * POSTs to `/v1/query` and parses the answer exactly (integers beyond 2^53 stay `bigint`).
  */
-import { parseJsonExact, type JsonValue } from '@sluice/query';
+import { parseJsonExact, type JsonValue } from '@sluice/core';
 
 /** A parsed /v1/query answer. */
 export interface QueryAnswer {

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { toHex } from '@sluice/core';
-import type { JsonValue } from '@sluice/query';
+import type { JsonValue } from '@sluice/core';
 import { big, field, postQuery } from '../helpers/query-client.js';
 import { corpusRecords, exportRecords } from '../helpers/query-corpus.js';
 import { waitForStoredRows, type StoredRowView } from '../helpers/read-store.js';

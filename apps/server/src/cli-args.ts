@@ -1,7 +1,10 @@
 /**
  * @module cli-args
- * Parses `sluice <command> [--config FILE]`.
+ * Parses `sluice <command> [--config FILE]` with `node:util`'s `parseArgs`. Parsing is lenient so that every
+ * problem becomes our own usage message (exit 2) rather than a library error: `--help`/`-h` and `--version` win
+ * wherever they appear, then the command must be `serve` and nothing else may follow it.
  */
+import { parseArgs } from 'node:util';
 
 /** Parsed command line. */
 export type CliCommand =
@@ -19,25 +22,39 @@ export const USAGE = `Usage: sluice serve [--config FILE]
   --version        print the version
 `;
 
+const OPTIONS = {
+  config: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
 /** Parses argv (without the node and script paths). */
 export function parseCliArgs(argv: readonly string[]): CliCommand {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
-  if (argv.includes('--version')) return { kind: 'version' };
-  const [command, ...rest] = argv;
-  if (command === undefined) return { kind: 'usage_error', message: 'missing command' };
-  if (command !== 'serve') return { kind: 'usage_error', message: `unknown command '${command}'` };
+  const { values, tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  if (values.help === true) return { kind: 'help' };
+  if (values.version === true) return { kind: 'version' };
+  const [first, ...rest] = tokens;
+  if (first === undefined) return { kind: 'usage_error', message: 'missing command' };
+  if (first.kind !== 'positional' || first.value !== 'serve') {
+    const given = first.kind === 'positional' ? first.value : first.kind === 'option' ? first.rawName : '--';
+    return { kind: 'usage_error', message: `unknown command '${given}'` };
+  }
   let configPath: string | null = null;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--config') {
-      const value = rest[++i];
-      if (value === undefined) return { kind: 'usage_error', message: '--config needs a file path' };
-      configPath = value;
-    } else if (arg.startsWith('--config=')) {
-      configPath = arg.slice('--config='.length);
-    } else {
-      return { kind: 'usage_error', message: `unknown argument '${arg}'` };
+  for (const token of rest) {
+    if (token.kind === 'option' && token.name === 'config') {
+      // Lenient parsing leaves a value-less `--config` as `undefined`.
+      if (token.value === undefined) return { kind: 'usage_error', message: '--config needs a file path' };
+      configPath = token.value;
+      continue;
     }
+    const arg = token.kind === 'positional' ? token.value : token.kind === 'option' ? argv[token.index]! : '--';
+    return { kind: 'usage_error', message: `unknown argument '${arg}'` };
   }
   return { kind: 'serve', configPath };
 }

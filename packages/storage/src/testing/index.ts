@@ -1,7 +1,7 @@
 /**
  * @module @sluice/storage/testing
  * Test helpers for other packages: the object-store contract suite, an s3rver harness and realistic sample rows.
- * (The fast-check arbitraries stay internal: fast-check is a root dev dependency.)
+ * (The fast-check arbitraries stay internal: fast-check is only a dev dependency.)
  */
 export type { ContractSubject } from './object-store-contract.js';
 export { MANY_KEYS, runObjectStoreContract } from './object-store-contract.js';

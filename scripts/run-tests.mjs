@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const roots = ['packages', 'apps'];
+/** A compiled test whose source was moved or deleted is stale output (tsc -b never removes it): skip it. */
+function hasSource(compiled) {
+  return existsSync(compiled.replace(`${'/'}dist${'/'}`, `${'/'}src${'/'}`).replace(/\.js$/, '.ts'));
+}
 const files = [];
 function walk(dir) {
   if (!existsSync(dir)) return;
@@ -14,7 +18,7 @@ function walk(dir) {
     if (name === 'node_modules') continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p);
-    else if (name.endsWith('.test.js') && p.includes(`${'/'}dist${'/'}`)) files.push(p);
+    else if (name.endsWith('.test.js') && p.includes(`${'/'}dist${'/'}`) && hasSource(p)) files.push(p);
   }
 }
 for (const r of roots) for (const pkg of readdirSync(r)) walk(join(r, pkg, 'dist'));

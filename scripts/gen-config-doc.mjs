@@ -39,7 +39,7 @@ export function sectionsOf(keys) {
   return [...new Set(keys.map((k) => sectionOf(k.path)))];
 }
 
-/** The unit of a key, from the unit suffix its name carries (DESIGN §1.2: "a unit in its name"). */
+/** The unit of a key, from the unit suffix its name carries (every limit carries its unit in its name). */
 export function unitOf(path) {
   const leaf = path.split('.').at(-1);
   if (leaf.endsWith('_bytes')) return 'bytes';

@@ -1,6 +1,6 @@
 /**
  * @module query-app
- * The querier's HTTP surface (hono): `POST /v1/query` with the reference's body modes and shapes, `/mcp`
+ * The querier's HTTP surface (hono): `POST /v1/query` with its three body modes and the response shapes, `/mcp`
  * (streamable HTTP, stateless), and the probe endpoints (answered by `@sluice/core`'s `answerProbe`, as on the
  * OTLP/HTTP listener). The status is committed only once the whole body is known; the admission permit and the
  * body's reservation are held until the response has been sent (or the client went away).

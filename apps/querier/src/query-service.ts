@@ -90,7 +90,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         permit.release();
         if (result.status === 'cancelled') return result;
         if (result.error.kind === 'query_memory_limit' || result.error.kind === 'query_memory_contended') {
-          // RFC 0058 §3.1: who holds the pool goes to the server log, never to the response.
+          // Who holds the pool goes to the server log, never to the response (docs/design/query-governance.md).
           log.warn('query refused for memory', {
             query: id,
             kind: result.error.kind,

@@ -3,7 +3,7 @@
  * Reads a request body as UTF-8 text with a byte cap, counting while reading (never buffering past the cap).
  */
 
-/** Largest query request body, bytes (the reference's 1 MiB). */
+/** Largest query request body, bytes (1 MiB, a fixed cap: docs/design/query-governance.md). */
 export const MAX_QUERY_BODY_BYTES = 1_048_576;
 
 /** The body text, or `too_large` / `invalid_utf8`. */

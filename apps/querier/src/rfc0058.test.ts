@@ -1,6 +1,6 @@
 /**
  * @module rfc0058.test
- * RFC 0058 §5 scenarios at the querier level, in process: the hono app from `createQueryApp` over a real
+ * The governance scenarios (docs/design/query-governance.md) at the querier level, in process: the hono app from `createQueryApp` over a real
  * `createQueryService` and a real admission gate on paused timers. Query execution is either real (`createWorkerPool`
  * workers over a temp local store) or, for the admission/permit legs only, a test worker pool whose `run` blocks
  * until the test releases it. Covers RFC0058.5 (admission), RFC0058.7 (permit and body reservation held until the
@@ -661,7 +661,7 @@ describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
 // ---------------------------------------------------------------------------------------------------------------
 // Worker backstop
 
-describe('worker backstop (RFC 0058 §3.1 defence in depth)', () => {
+describe('worker backstop (defence in depth behind the pool)', () => {
   test(
     'a worker that dies mid-query fails only that query with a typed error, its reservations are released via releaseThread, and the next query runs on the replacement',
     { timeout: 60_000 },

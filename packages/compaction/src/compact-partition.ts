@@ -1,6 +1,6 @@
 /**
  * @module compact-partition
- * One partition's compaction (ourios-surface §4.4): sealed check, live set, lazy deletion of provably redundant
+ * One partition's compaction (packages/compaction/README.md): sealed check, live set, lazy deletion of provably redundant
  * unlisted files, bounded-memory sorted merge into one new `<uuidv7>.parquet`, manifest generation n+1 by
  * compare-and-swap, and the `compaction` audit record. Object-store I/O only, plus a local scratch directory.
  */

@@ -1,6 +1,6 @@
 /**
  * @module compaction-audit
- * The `compaction` audit event (ourios-surface §4.3 `event_kind` 3), written as a one-line JSON-lines object at
+ * The `compaction` audit event (`event_kind` 3; docs/design/storage-format.md), written as a one-line JSON-lines object at
  * `audit/tenant_id=<enc>/year=YYYY/month=MM/day=DD/<uuidv7>.jsonl` (the day of the commit, UTC). The `.jsonl`
  * suffix keeps it apart from the template audit Parquet files, which readers select by `.parquet`.
  *

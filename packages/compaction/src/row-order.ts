@@ -1,6 +1,6 @@
 /**
  * @module row-order
- * The compacted file's row order (ourios-surface §4.4): `resource.service.name` (NULL first, then by Unicode code
+ * The compacted file's row order (packages/compaction/README.md): `resource.service.name` (NULL first, then by Unicode code
  * point = UTF-8 byte order, as S3 keys and DuckDB's default VARCHAR order), then `time_unix_nano` (as the u64 it
  * is). Equal keys keep input order: input file (live set sorted by name), then row ordinal within the file.
  */

@@ -53,7 +53,7 @@ const CONTRACT_KEYS = [
 ];
 
 describe('config key reference', () => {
-  test('every DESIGN §8 contract key exists under its exact name', () => {
+  test('every contract key (the names operators, the chart and the tests use) exists under its exact name', () => {
     const paths = new Set(configKeyPaths());
     for (const k of CONTRACT_KEYS) assert.ok(paths.has(k), k);
   });

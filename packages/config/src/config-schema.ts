@@ -1,10 +1,10 @@
 /**
  * @module config-schema
- * The one strict schema of a Sluice configuration (DESIGN §8), in the file's snake_case key names. These key
+ * The one strict schema of a Sluice configuration (docs/configuration.md), in the file's snake_case key names. These key
  * names are a public contract: operators, the Helm chart and tests use them, and env-only mode derives its
  * variable names from them. Add keys freely; never rename one.
  *
- * Every leaf has a default, so an empty file is a complete configuration. Cross-field rules (RFC 0058 §3.7,
+ * Every leaf has a default, so an empty file is a complete configuration. Cross-field rules (docs/design/query-governance.md,
  * roles, S3 bucket) run even when other keys are invalid, so one pass reports every problem.
  */
 import type { z } from 'zod';
@@ -27,7 +27,7 @@ import type { StorageBackend } from './sluice-config.js';
 /** The only configuration major version this build reads. */
 export const CONFIG_VERSION = 1;
 
-/** Smallest explicit `querier.limits.memory_pool_bytes`: 32 MiB (RFC 0058 §3.2). */
+/** Smallest explicit `querier.limits.memory_pool_bytes`: 32 MiB (below it a pool refuses nearly every query). */
 export const MIN_MEMORY_POOL_BYTES = 32 * 1024 * 1024;
 
 /** The storage backends. */

@@ -76,7 +76,7 @@ describe('parseConfig env-only mode', () => {
   });
 
   test('tooling variables SLUICE_TEST_* and SLUICE_KILL_CYCLES are ignored; other variables are not consulted', () => {
-    const r = parseConfig({ env: { SLUICE_TEST_CONCURRENCY: '2', SLUICE_KILL_CYCLES: '200', OURIOS_S3_BUCKET: 'x' } });
+    const r = parseConfig({ env: { SLUICE_TEST_CONCURRENCY: '2', SLUICE_KILL_CYCLES: '200', OTHER_S3_BUCKET: 'x' } });
     assert.ok(r.ok);
   });
 

@@ -99,7 +99,7 @@ describe('parseConfig file mode', () => {
     assert.ok(Object.isFrozen(c.storage.s3));
   });
 
-  test('the DESIGN §8 example (flow mappings, snake_case keys) parses into camelCase fields', () => {
+  test('the documented example (flow mappings, snake_case keys) parses into camelCase fields', () => {
     const c = ok(`
 storage:
   backend: local

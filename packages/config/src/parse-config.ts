@@ -3,7 +3,7 @@
  * {@link parseConfig}: configuration text and environment in, a validated {@link SluiceConfig} or every problem
  * out. Pure: no file or process access, so every rule is testable with plain values.
  *
- * File or env, never both (DESIGN §8):
+ * File or env, never both (docs/configuration.md):
  * - With `fileText`, the file is the sole source. `SLUICE_*` variables are not read as configuration; a
  *   configuration variable that is set anyway (and not referenced by the file through `${env:…}`) is an issue,
  *   because the operator evidently expects it to apply.

@@ -1,6 +1,6 @@
 /**
  * @module querier-limits.test
- * RFC 0058 §3.7 / scenario RFC0058.8: every querier.limits key set literally and through ${env:…}, unset
+ * Scenario RFC0058.8 (docs/design/query-governance.md): every querier.limits key set literally and through ${env:…}, unset
  * through an empty value, an unknown key rejected, and each validation rule rejecting its invalid value.
  */
 import { describe, test } from 'node:test';
@@ -36,7 +36,7 @@ function rejection(body: string): { path: string; message: string } {
   return only;
 }
 
-describe('querier.limits (RFC 0058 §3.7)', () => {
+describe('querier.limits validation', () => {
   test('RFC0058.8: each key set literally is carried into the resolved configuration', () => {
     const body = KEYS.map(([k, , v]) => `    ${k}: ${v}\n`).join('');
     const limits = limitsOf(body);
@@ -61,7 +61,7 @@ describe('querier.limits (RFC 0058 §3.7)', () => {
 
   test('RFC0058.8: an empty value (including an unset ${env:X:-}) means "not set": the built-in default or null', () => {
     const limits = limitsOf(
-      '    memory_pool_bytes: ${env:OURIOS_QUERY_POOL_BYTES:-}\n    memory_pool_fraction:\n    max_rows: ""\n    max_concurrent_queries: ${env:Q:-}\n',
+      '    memory_pool_bytes: ${env:UNSET_QUERY_POOL_BYTES:-}\n    memory_pool_fraction:\n    max_rows: ""\n    max_concurrent_queries: ${env:Q:-}\n',
     );
     assert.equal(limits.memoryPoolBytes, null);
     assert.equal(limits.memoryPoolFraction, null);

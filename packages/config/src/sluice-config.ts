@@ -1,7 +1,7 @@
 /**
  * @module sluice-config
  * The validated configuration as the rest of Sluice sees it: camelCase, fully defaulted, deeply readonly (and
- * frozen at run time). Each field mirrors one snake_case key of the file (DESIGN §8); units are in the names.
+ * frozen at run time). Each field mirrors one snake_case key of the file (docs/configuration.md); units are in the names.
  * `null` means "unset" where a key has no default value.
  */
 
@@ -62,7 +62,7 @@ export interface ReceiverLimitsConfig {
   readonly maxInflightBytes: number;
 }
 
-/** `receiver.miner`: template-miner parameters (reference surface §6). */
+/** `receiver.miner`: template-miner parameters (packages/miner/README.md). */
 export interface MinerConfig {
   /** `similarity_threshold`, in (0, 1]. */
   readonly similarityThreshold: number;
@@ -98,9 +98,9 @@ export interface McpConfig {
   readonly enabled: boolean;
 }
 
-/** `querier.limits` (RFC 0058 §3.7). */
+/** `querier.limits` (docs/design/query-governance.md). */
 export interface QueryLimitsConfig {
-  /** `memory_pool_bytes`: explicit pool size, at least 32 MiB; `null` = derived (RFC 0058 §3.2). */
+  /** `memory_pool_bytes`: explicit pool size, at least 32 MiB; `null` = derived from the memory limit (docs/deployment.md). */
   readonly memoryPoolBytes: number | null;
   /** `memory_pool_fraction`: in (0, 1]; `null` = 0.5 with another role in the process, else 0.75. */
   readonly memoryPoolFraction: number | null;

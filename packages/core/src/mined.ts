@@ -42,7 +42,7 @@ export interface MinedFields {
   readonly lossy: boolean;
 }
 
-/** Kinds of template audit events (ordinals follow the reference layout). */
+/** Kinds of template audit events (ordinals: docs/design/storage-format.md, "Audit records"). */
 export type TemplateAuditEventType = 'template_created' | 'template_widened';
 
 /** One template audit event, stored under `audit/`. */

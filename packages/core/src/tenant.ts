@@ -1,6 +1,6 @@
 /**
  * @module tenant
- * Tenant grammar (DESIGN §4): 1–128 bytes of ASCII 0x21–0x7E except `:`, `#` and `/`; and the key encoding
+ * Tenant grammar (docs/configuration.md, `tenancy`): 1–128 bytes of ASCII 0x21–0x7E except `:`, `#` and `/`; and the key encoding
  * used in storage paths (percent-encoding of every byte outside `A–Z a–z 0–9 - _ . ~`).
  */
 import type { Result } from './result.js';

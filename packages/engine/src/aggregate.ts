@@ -1,6 +1,6 @@
 /**
  * @module aggregate
- * `count [by …]` and `sum|min|max|avg(path) [by …]` (ourios-surface §2.3): a hash table keyed by the group terms
+ * `count [by …]` and `sum|min|max|avg(path) [by …]` (packages/query/README.md): a hash table keyed by the group terms
  * (path values in string form, `param(n)` slots, epoch-aligned `bucket(w)` starts as RFC 3339 UTC). Every new
  * entry is reserved before insertion. Rows with a NULL key are excluded and counted in `rows_excluded`.
  */

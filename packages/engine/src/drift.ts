@@ -1,6 +1,6 @@
 /**
  * @module drift
- * `drift from … to …` (ourios-surface §7): `template_widened` (and `template_type_expanded`) audit events with a
+ * `drift from … to …` (packages/engine/README.md): `template_widened` (and `template_type_expanded`) audit events with a
  * timestamp in `[from, to)`, grouped by template id — `widening_count`, `min_old_version`, `max_new_version`,
  * `first_seen_unix_nano`, `last_seen_unix_nano` — ordered by count desc, then id asc. Day partitions are pruned
  * first; decoded columns and group entries are reserved; the body goes through the result budget.

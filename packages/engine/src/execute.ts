@@ -29,7 +29,7 @@ import { renderThroughBudget } from './result-body.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { effectiveRowLimit, queryWindow } from './window.js';
 
-/** Query caps (RFC 0058 §3.4). */
+/** Query caps (docs/design/query-governance.md). */
 export interface ExecuteLimits {
   readonly defaultRows: number;
   readonly maxRows: number;

@@ -1,7 +1,7 @@
 /**
  * @module failures
  * The typed outcomes of a failed query and the internal control-flow error that carries one to the top of
- * {@link executeQuery}. Messages never carry library text (DESIGN §1.6).
+ * {@link executeQuery}. Messages never carry library text (docs/design/query-governance.md).
  */
 import type { LimitError } from '@sluice/limits';
 

@@ -1,6 +1,6 @@
 /**
  * @module fields
- * Where each DSL path lives in a data file (ourios-surface §2.2, storage README): built-in fields map to one
+ * Where each DSL path lives in a data file (packages/query/README.md, docs/design/storage-format.md): built-in fields map to one
  * column; `attr.k` / `resource.k` read the canonical-JSON attribute columns, except `resource.service.name`, which
  * has its own promoted column.
  */

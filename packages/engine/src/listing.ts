@@ -1,6 +1,6 @@
 /**
  * @module listing
- * File-set resolution for one tenant and window (RFC 0058 §3.4.1–§3.4.2, ourios-surface §4.2): one ordered listing
+ * File-set resolution for one tenant and window (docs/design/query-governance.md, docs/design/storage-format.md): one ordered listing
  * of `data/tenant_id=<enc>/` from the window's first hour partition to its last (see {@link walkPartitions}).
  * Every listed entry counts against `max_listed_objects`; the walk stops at cap + 1. Per hour
  * partition a listed `manifest.json` is authoritative (refused unfetched above 1 MiB), else every `*.parquet` is

@@ -1,6 +1,6 @@
 /**
  * @module predicate-eval
- * Compiles a predicate into a row test over decoded columns (ourios-surface §2.2): severity bands and floors,
+ * Compiles a predicate into a row test over decoded columns (packages/query/README.md): severity bands and floors,
  * built-in fields, lazy attribute lookups, string functions without regex (`includes`/`startsWith`/`endsWith`),
  * bounded regexes for `matches`/`=~`/`!~`. NULL or missing never matches; `!=` and `!~` require presence.
  */

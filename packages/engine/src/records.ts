@@ -1,6 +1,6 @@
 /**
  * @module records
- * LogRow rendering (ourios-surface §1) straight from decoded columns — attribute columns are emitted as the stored
+ * LogRow rendering (the `records` of a `/v1/query` response) straight from decoded columns — attribute columns are emitted as the stored
  * canonical JSON text, u64/ns values as exact integers — and the record collector: the first `limit` matches in
  * file/time order, or with `sort` a bounded top-k heap of `limit` rows. Every retained row is reserved first.
  */

@@ -1,6 +1,6 @@
 /**
  * @module result-body
- * Serializing a finished response through the result budget (RFC 0058 §3.4.3): every chunk is counted against
+ * Serializing a finished response through the result budget (docs/design/query-governance.md): every chunk is counted against
  * `max_result_bytes` and reserved on the query's reservation before it is buffered, so the caller commits a
  * status only once the whole body is known to fit.
  */

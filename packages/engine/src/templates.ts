@@ -1,6 +1,6 @@
 /**
  * @module templates
- * MCP `list_templates` (ourios-surface §3, §7): the tenant's template registry folded from its audit events
+ * MCP `list_templates` (packages/engine/README.md): the tenant's template registry folded from its audit events
  * (`template_created`, `template_widened`, `template_type_expanded`) in `(timestamp, file key, row index)` order,
  * rendered as `{"templates":[{template_id, version, rendered_template}]}` sorted by (id, version). Decoded audit
  * columns and every registry entry are reserved; the body goes through the result budget.

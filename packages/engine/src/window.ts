@@ -1,6 +1,6 @@
 /**
  * @module window
- * The scan window and the row limit of a log query (ourios-surface §2.3, §1): the last `range` wins (relative times
+ * The scan window and the row limit of a log query (packages/query/README.md): the last `range` wins (relative times
  * against `nowNs`, reversed bounds swapped), else `[now − default_window_secs, now]`; half-open `[from, to)` over
  * `effective_time_unix_nano`. Non-aggregation queries get exactly one limit: the last `limit` clamped to
  * `max_rows` (and to the MCP `rowCap`), else `default_rows`.

@@ -1,6 +1,6 @@
 /**
  * @module admission-gate.test
- * Scenario RFC0058.5 (RFC 0058 §3.3): admission waits, then rejects. Time is paused (`ManualTimers`): timeouts
+ * Scenario RFC0058.5 (docs/design/query-governance.md): admission waits, then rejects. Time is paused (`ManualTimers`): timeouts
  * fire only when a test advances the clock, so no leg depends on real sleeps.
  */
 import { describe, test } from 'node:test';

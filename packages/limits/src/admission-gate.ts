@@ -1,9 +1,9 @@
 /**
  * @module admission-gate
- * The concurrency limit (RFC 0058 §3.3, DESIGN §7): `maxConcurrent` permits, a bounded FIFO of `maxQueued`
+ * The concurrency limit (docs/design/query-governance.md): `maxConcurrent` permits, a bounded FIFO of `maxQueued`
  * waiters, and a queue timeout. Every decision is taken synchronously inside `acquire` — check and enqueue are one
  * step with no `await` between them — so a burst of arrivals can never overfill the queue, and the order is
- * strict arrival order (a stronger guarantee than the RFC's tokio design needs to give). A released permit goes
+ * strict arrival order (a stronger guarantee than "FIFO among waiters"). A released permit goes
  * straight to the oldest waiter, so a later arrival cannot overtake the queue.
  */
 

@@ -1,6 +1,6 @@
 /**
  * @module derive-pool-size.test
- * Scenario RFC0058.4 (RFC 0058 §3.2, DESIGN §7): every fixture case of the scenario exactly, the hybrid hosts,
+ * Scenario RFC0058.4 (docs/design/query-governance.md): every fixture case of the scenario exactly, the hybrid hosts,
  * ancestors with a tighter `memory.high`, missing and malformed files, and the startup errors. Every case runs
  * over a temporary tree that mimics `/proc` and `/sys/fs/cgroup`; none reads the host's real files.
  */

@@ -1,6 +1,6 @@
 /**
  * @module derive-pool-size
- * Resolves the pool size (RFC 0058 §3.2, DESIGN §7): explicit `memory_pool_bytes` wins; otherwise
+ * Resolves the pool size (docs/deployment.md, "Sizing the query memory pool"): explicit `memory_pool_bytes` wins; otherwise
  * share × min(cgroup limit, MemTotal), with share = `memory_pool_fraction`, else 0.50 when the receiver or
  * compaction shares the process and 0.75 when the querier runs alone. The product is integer arithmetic: the share
  * becomes parts per million once, and the size is `limit × ppm / 1_000_000` in BigInt, rounded down, so it never
@@ -21,7 +21,7 @@ export const QUERIER_ONLY_SHARE = 0.75;
 
 const PPM = 1_000_000n;
 
-/** Config keys the sizing reads (DESIGN §8). */
+/** Config keys the sizing reads (docs/configuration.md). */
 export const POOL_BYTES_KEY = 'querier.limits.memory_pool_bytes';
 export const POOL_FRACTION_KEY = 'querier.limits.memory_pool_fraction';
 

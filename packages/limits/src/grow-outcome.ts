@@ -1,6 +1,6 @@
 /**
  * @module grow-outcome
- * The value a reservation attempt returns, and the RFC 0058 §3.6 rule that classifies a refusal: the query's
+ * The value a reservation attempt returns, and the rule that classifies a refusal: the query's
  * `needed` bytes (what it held plus what it asked for) against the whole pool.
  */
 
@@ -11,7 +11,7 @@ export type MemoryRefusalKind = 'query_memory_limit' | 'query_memory_contended';
 export interface GrowRefused {
   readonly status: 'refused';
   readonly kind: MemoryRefusalKind;
-  /** `held + requested`: a lower bound on what the query needed at the refusal (RFC 0058 §3.6). */
+  /** `held + requested`: a lower bound on what the query needed at the refusal (docs/design/query-governance.md, "422 or 503"). */
   readonly needed: number;
   /** Bytes this query held when it was refused. */
   readonly held: number;
@@ -28,7 +28,7 @@ export type GrowOutcome = { readonly status: 'ok' } | GrowRefused;
 export const GROW_OK: GrowOutcome = Object.freeze({ status: 'ok' });
 
 /**
- * Classifies a refusal (RFC 0058 §3.6): a query that could not fit even with the pool to itself is told to ask for
+ * Classifies a refusal (docs/design/query-governance.md, "422 or 503"): a query that could not fit even with the pool to itself is told to ask for
  * less (`query_memory_limit`); one that would have fit had others not held the rest is told to retry
  * (`query_memory_contended`). `needed` is a lower bound, so the rule errs toward retrying, never the reverse.
  *

@@ -1,6 +1,6 @@
 /**
  * @module @sluice/limits
- * Query resource governance (RFC 0058, DESIGN §7): the process-wide shared memory pool and per-query
+ * Query resource governance (docs/design/query-governance.md): the process-wide shared memory pool and per-query
  * reservations, the admission gate, pool sizing from the cgroup/meminfo limit, result byte budgets and the typed
  * rejections. The only package that counts query bytes.
  */

@@ -1,6 +1,6 @@
 /**
  * @module limit-errors.test
- * RFC 0058 §3.6: each rejection kind's HTTP status (422 "ask for less", 503 "busy") and a message that names the
+ * Each rejection kind's HTTP status (422 "ask for less", 503 "busy") and a message that names the
  * limit's config key and the remedy, without engine or library text.
  */
 import { describe, test } from 'node:test';
@@ -28,7 +28,7 @@ const SAMPLES: readonly LimitError[] = [
   { kind: 'query_result_limit', limitBytes: 67_108_864 },
 ];
 
-describe('limit errors (RFC 0058 §3.6)', () => {
+describe('limit errors: status and message', () => {
   test('RFC0058.1/.2/.5/.6/.7: 422 for ask-for-less kinds, 503 for capacity kinds', () => {
     const statuses = Object.fromEntries(LIMIT_ERROR_KINDS.map((k) => [k, limitErrorStatus(k)]));
     assert.deepEqual(statuses, {

@@ -1,8 +1,8 @@
 /**
  * @module limit-errors
- * The typed rejections of RFC 0058 §3.6 and their HTTP mapping: 422 ("ask for less": retrying unchanged fails
+ * The typed rejections (docs/design/query-governance.md) and their HTTP mapping: 422 ("ask for less": retrying unchanged fails
  * again) or 503 ("busy": the same query may succeed later; no Retry-After). Messages are Sluice's own: each names
- * the limit (its config key) and the remedy, and never carries engine or library text (DESIGN §1.6).
+ * the limit (its config key) and the remedy, and never carries engine or library text.
  */
 import { assertNever } from '@sluice/core';
 import type { GrowRefused } from './grow-outcome.js';
@@ -28,7 +28,7 @@ export const LIMIT_ERROR_KINDS: readonly LimitErrorKind[] = Object.freeze([
   'query_result_limit',
 ]);
 
-/** Which cap a `query_file_limit` crossed (RFC 0058 §3.4.1–§3.4.2). */
+/** Which cap a `query_file_limit` crossed (docs/design/query-governance.md). */
 export type FileLimitCap = 'max_listed_objects' | 'max_files' | 'manifest_bytes';
 
 /** A rejection with the figures its message reports. */

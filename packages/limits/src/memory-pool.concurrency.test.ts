@@ -1,6 +1,6 @@
 /**
  * @module memory-pool.concurrency.test
- * RFC 0058 §6's property over the shared pool, with real threads: 4 `worker_threads` run fast-check-generated
+ * The property over the shared pool (its total equals the sum of the per-query holds, never above the size), with real threads: 4 `worker_threads` run fast-check-generated
  * reserve/shrink/release sequences against one pool at the same time. While they run, the main thread samples the
  * pool in a loop (never above its size); at the barrier after each round it checks the pool total equals the sum
  * of the slot table and each slot equals the owning worker's own model; at the end every query is released and the
@@ -125,7 +125,7 @@ async function runPlan(plan: ReadonlyArray<ReadonlyArray<readonly StressOp[]>>, 
   assert.deepEqual(errors, [], 'no worker failed');
 }
 
-describe('shared pool under 4 worker threads (RFC 0058 §6 property)', () => {
+describe('shared pool under 4 worker threads (property)', () => {
   test('RFC0058.2: pool total == sum of per-query holds, never above the size, 0 after every release', async () => {
     const stats: RunStats = { samples: 0, maxSeen: 0 };
     await fc.assert(

@@ -1,6 +1,6 @@
 /**
  * @module memory-pool.test
- * The shared pool and per-query reservations (RFC 0058 §3.1, §3.6; scenario RFC0058.2): refusal classification,
+ * The shared pool and per-query reservations (docs/design/query-governance.md; scenario RFC0058.2): refusal classification,
  * reserve/shrink/release accounting, releaseAll idempotence, release of a dead worker's reservation from the main
  * thread, top consumers, multi-GiB sizes, and a single-thread model property.
  */
@@ -26,7 +26,7 @@ function refused(o: GrowOutcome): Extract<GrowOutcome, { status: 'refused' }> {
   return o;
 }
 
-describe('refusal classification (RFC 0058 §3.6)', () => {
+describe('refusal classification', () => {
   test('needed > pool is query_memory_limit, needed ≤ pool is query_memory_contended', () => {
     assert.equal(classifyRefusal(101, 100), 'query_memory_limit');
     assert.equal(classifyRefusal(100, 100), 'query_memory_contended');

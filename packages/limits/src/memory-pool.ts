@@ -1,6 +1,6 @@
 /**
  * @module memory-pool
- * The process-wide greedy memory pool (RFC 0058 §3.1, DESIGN §3, §7). Its counters live in a
+ * The process-wide greedy memory pool (docs/design/query-governance.md). Its counters live in a
  * `SharedArrayBuffer` (layout: `pool-layout.ts`), so `createMemoryPool` in the main thread and
  * `attachMemoryPool(pool.shared)` in any worker address one pool. Invariants: the pool total equals the sum of
  * the per-query held bytes whenever no call is in flight, and never exceeds the size at any instant.
@@ -82,7 +82,7 @@ export interface MemoryPool {
   createQuery(queryId: string): QueryReservation;
   /** Every live reservation, in slot order. */
   consumers(): PoolConsumer[];
-  /** The `n` largest holders, largest first (RFC 0058 §3.1: for the server log of a refusal, never the response). */
+  /** The `n` largest holders, largest first (for the server log of a refusal, never the response). */
   topConsumers(n: number): PoolConsumer[];
   /**
    * Releases every reservation labelled `queryId` (e.g. a query whose worker died or was abandoned).

@@ -1,6 +1,6 @@
 /**
  * @module memory-source
- * Reads the process's real memory limit (RFC 0058 §3.2, DESIGN §7): the cgroup v2 walk (`memory.max` and
+ * Reads the process's real memory limit (docs/deployment.md, "Sizing the query memory pool"): the cgroup v2 walk (`memory.max` and
  * `memory.high` of the leaf and every ancestor up to the mount root), the cgroup v1 `memory.limit_in_bytes`, and
  * `MemTotal`. Hybrid hosts list both a `0::` line and a v1 memory line; both are read and the smaller limit
  * wins, so a v1 limit is never lost because a `0::` line exists. Paths are injectable so tests use fixture trees;

@@ -1,6 +1,6 @@
 /**
  * @module query-reservation
- * One query's view of the shared pool (RFC 0058 §3.1's per-query wrapper): every grow and shrink goes to the
+ * One query's view of the shared pool (a per-query wrapper): every grow and shrink goes to the
  * pool total and to this query's slot in the same call, so a refusal can be classified from what the query held,
  * and the main thread can see (and, after a worker's death, release) what each query holds.
  */
@@ -18,7 +18,7 @@ export interface QueryReservation {
   readonly queryId: string;
   /** Bytes this query holds now (0 once released). */
   readonly held: number;
-  /** The most recent refusal, overwritten by a later one (RFC 0058 §3.1); `undefined` if none. */
+  /** The most recent refusal, overwritten by a later one; `undefined` if none. */
   readonly lastRefusal: GrowRefused | undefined;
   /** True after `releaseAll` (or after the main thread released this query's slot). */
   readonly released: boolean;
@@ -38,7 +38,7 @@ export interface QueryReservation {
 
 /** Implementation: owns slot `slot` while the slot carries `ticket`. */
 /**
- * Test seam (RFC 0058 §6, deterministic pause hooks): when set, runs in this thread after a grow has read the
+ * Test seam (a deterministic pause hook): when set, runs in this thread after a grow has read the
  * pool total and before its compare-exchange, so a test can move the total in between and prove the lost race is
  * retried. Per thread (module state); never set in production.
  */
@@ -83,7 +83,7 @@ export class SlotReservation implements QueryReservation {
     if (bytes === 0) return GROW_OK;
     const { words, size } = this.#cells;
     const add = BigInt(bytes);
-    // Greedy pool: first come, first served, refused only on the process total (RFC 0058 §3.1).
+    // Greedy pool: first come, first served, refused only on the process total.
     for (;;) {
       const current = Atomics.load(words, H_RESERVED);
       const next = current + add;

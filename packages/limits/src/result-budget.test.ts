@@ -1,6 +1,6 @@
 /**
  * @module result-budget.test
- * RFC 0058 §3.4.3 / scenario RFC0058.7: the result ceiling is counted while rows are serialized, every chunk is
+ * Scenario RFC0058.7 (docs/design/query-governance.md): the result ceiling is counted while rows are serialized, every chunk is
  * reserved on the pool before it is kept, and a failure releases what was held so no partial body is ever sent.
  */
 import { describe, test } from 'node:test';

@@ -1,7 +1,7 @@
 /**
  * @module result-budget
- * Counts a result's rendered bytes while it is serialized (RFC 0058 §3.4.3, seed 003's "count while serializing,
- * abort past a ceiling"): each chunk is reserved on the query's pool reservation and added to the running
+ * Counts a result's rendered bytes while it is serialized (count while serializing, abort past a ceiling:
+ * docs/design/query-governance.md): each chunk is reserved on the query's pool reservation and added to the running
  * `max_result_bytes` total *before* it is retained. The budget buffers the chunks, so the HTTP layer commits the
  * 200 status only when the whole body is known to fit — never a 200 followed by an error. Any failure is sticky
  * and releases what the budget held at once (fail safe: the partial body is dropped, never sent).

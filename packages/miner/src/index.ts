@@ -1,6 +1,6 @@
 /**
  * @module @sluice/miner
- * Layer 1: the Drain-style online template miner (reference §6). Depends only on `@sluice/core` and node
+ * Layer 1: the Drain-style online template miner (packages/miner/README.md). Depends only on `@sluice/core` and node
  * built-ins. See README.md for the zones, the bounded-memory argument and the determinism contract.
  */
 export type { Miner, MineResult } from './miner.js';

@@ -61,7 +61,7 @@ export function isMasked(c: TokenClass): c is ParamTypeTag {
 }
 
 /**
- * The stored value of an OVERFLOW param: `overflow:<utf8 length>:<first 8 bytes of SHA-256, hex>` — the reference's
+ * The stored value of an OVERFLOW param: `overflow:<utf8 length>:<first 8 bytes of SHA-256, hex>` — a
  * "u32 length + 8-byte SHA-256 prefix" as text. The original token stays in the retained body.
  */
 export function overflowValue(token: string): string {

@@ -1,6 +1,6 @@
 /**
  * @module miner.bounded.test
- * Bounded memory (reference §6, RFC 0023): 200k unique random lines against a 1000-template ceiling. The
+ * Bounded memory (packages/miner/README.md): 200k unique random lines against a 1000-template ceiling. The
  * template count stops at the ceiling, new shapes become `template_ceiling` parse failures (no merge, no eviction),
  * and the serialized state stays under the bound computed from the caps alone.
  */

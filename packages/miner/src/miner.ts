@@ -312,7 +312,7 @@ function failure(reason: ParseFailureReason, confidence: number): MineResult {
  * Creates an empty miner.
  *
  * @param options overrides of {@link DEFAULT_MINER_OPTIONS}.
- * @throws RangeError when an option is out of its reference range.
+ * @throws RangeError when an option is out of its documented range.
  * @example
  * const miner = createMiner({ maxTemplatesPerTenant: 5000 });
  * const fields = miner.mine('acme', record);

@@ -1,10 +1,10 @@
 /**
  * @module options
- * The miner's tuning knobs (reference §6 `MinerConfig`), their defaults and their validation. Every cap that
+ * The miner's tuning knobs (packages/miner/README.md), their defaults and their validation. Every cap that
  * bounds the miner's memory is here; the README derives the bound from them.
  */
 
-/** Miner parameters. Names follow the reference table (§6) in camelCase. */
+/** Miner parameters. Names are the `receiver.miner.*` keys in camelCase. */
 export interface MinerOptions {
   /** Clean-attach cutoff in (0, 1]: a line whose best similarity is ≥ this attaches to that template. */
   readonly similarityThreshold: number;
@@ -22,7 +22,7 @@ export interface MinerOptions {
   readonly maxLineTokens: number;
 }
 
-/** The reference defaults (§6). */
+/** The defaults (packages/miner/README.md). */
 export const DEFAULT_MINER_OPTIONS: MinerOptions = Object.freeze({
   similarityThreshold: 0.7,
   similarityFloor: 0.4,
@@ -38,7 +38,7 @@ function isInt(v: number): boolean {
 }
 
 /**
- * Merges `overrides` over `base` and validates every field against the reference ranges.
+ * Merges `overrides` over `base` and validates every field against the documented ranges.
  *
  * @throws RangeError listing every out-of-range option (a configuration bug, not a runtime outcome).
  */

@@ -1,6 +1,6 @@
 // Measures decodeLogsProtobuf / decodeLogsJson throughput on a realistic 1,000-record request (about 150-char
 // bodies, 8 attributes, trace context, 10 resource attributes). Run after building:
-//   cd /work/main && npx tsc -b packages/otlp && node packages/otlp/scripts/bench-decode.mjs
+//   npx tsc -b packages/otlp && node packages/otlp/scripts/bench-decode.mjs
 import { Buffer } from 'node:buffer';
 import { decodeLogsJson, decodeLogsProtobuf, encodeLogsProtobuf } from '../dist/index.js';
 import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';

@@ -3,7 +3,7 @@
  * Hand-written decoder of a binary `ExportLogsServiceRequest` straight into flat {@link LogRecord}s. Records of
  * one ResourceLogs share one `resource` object and records of one ScopeLogs share one `scope` object.
  *
- * Wire rules (see `shared/reference/otlp-logs-wire.md`): unknown fields are skipped by wire type; groups and wire
+ * Wire rules (packages/otlp/README.md, "Protobuf rules"): unknown fields are skipped by wire type; groups and wire
  * types 6/7 are rejected; a known field with the wrong wire type is rejected; scalars seen twice: last wins;
  * non-repeated messages seen twice (resource, scope, body, KeyValue.value, array/kvlist values) are merged;
  * oneof members: last wins; int64 exactly as `bigint`; uint32 and enums keep the low 32 bits.

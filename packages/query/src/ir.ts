@@ -5,7 +5,7 @@
  * creation. Times and u64 integers are `bigint` so nothing above 2^53 is rounded.
  */
 
-/** Scalar fields of the DSL (ourios-surface §2.2). `severity` is separate because it has its own comparison. */
+/** Scalar fields of the DSL (packages/query/README.md). `severity` is separate because it has its own comparison. */
 export type ScalarField =
   | 'body'
   | 'ts'
@@ -76,7 +76,7 @@ export type Literal =
   | { readonly kind: 'duration'; readonly ns: bigint }
   | { readonly kind: 'timestamp'; readonly ns: bigint };
 
-/** OTel severity band names (ourios-surface §2.2). */
+/** OTel severity band names (packages/query/README.md). */
 export type SeverityName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 /** Severity operand: a band name or a raw SeverityNumber (0–255). */
@@ -177,18 +177,18 @@ export interface AggregateStage {
   readonly path: Path;
   readonly by: readonly GroupTerm[];
 }
-/** `sort key [asc|desc]` — executed by Sluice (the reference rejects it). */
+/** `sort key [asc|desc]` — executed by Sluice (the original language rejects it). */
 export interface SortStage {
   readonly kind: 'sort';
   readonly key: string;
   readonly descending: boolean;
 }
-/** `project p1, p2, …` — executed by Sluice (the reference rejects it). */
+/** `project p1, p2, …` — executed by Sluice (the original language rejects it). */
 export interface ProjectStage {
   readonly kind: 'project';
   readonly paths: readonly Path[];
 }
-/** `render` — parses, rejected by validation as in the reference. */
+/** `render` — parses, rejected by validation as in the original language. */
 export interface RenderStage {
   readonly kind: 'render';
 }
@@ -234,7 +234,7 @@ export const SEVERITY_NAMES: readonly SeverityName[] = Object.freeze([
 
 /**
  * The OTel band of a severity name: `floor` to `ceil` inclusive (e.g. `error` is 17–20). `==`/`!=` with a name
- * test band membership; ordering with a name uses the floor (ourios-surface §2.2).
+ * test band membership; ordering with a name uses the floor (packages/query/README.md).
  */
 export function severityBand(name: SeverityName): { readonly floor: number; readonly ceil: number } {
   const floor = SEVERITY_FLOORS[name];

@@ -1,6 +1,6 @@
 /**
  * @module lexer
- * Turns query text into tokens (ourios-surface §2.1 lexical rules). A query is one line: a newline or any other
+ * Turns query text into tokens (packages/query/README.md, "Grammar"). A query is one line: a newline or any other
  * control character outside a string literal is an error, which is what keeps queries embeddable in YAML. The only
  * whitespace is the space character.
  */

@@ -9,7 +9,7 @@ import { parseQuerySyntax } from './parser.js';
 import { validateQuery } from './validate.js';
 
 /**
- * Parses and validates DSL text (ourios-surface §2.1–§2.3, with Sluice's deviations). Errors cite the offending
+ * Parses and validates DSL text (packages/query/README.md). Errors cite the offending
  * token and its offset, e.g. `unexpected token 'by' at 17: expected …`. Never throws for bad input.
  * @example
  * const r = parseQuery('service == "api" and severity >= warn | range(-15m, now) | limit 50');

@@ -22,7 +22,7 @@ function bad(text: string): { message: string; start: number; end: number } {
   return r.error;
 }
 
-/** Every example of ourios-surface §2.4. */
+/** Every documented example statement. */
 export const SECTION_2_4_EXAMPLES: readonly string[] = [
   'severity >= error',
   'service == "checkout" and severity >= warn | range(-15m, now) | limit 50',

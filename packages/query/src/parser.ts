@@ -1,10 +1,10 @@
 /**
  * @module parser
- * Recursive-descent parser for the text DSL, grammar v1.1 (ourios-surface §2.1), producing the IR of `ir.ts`.
+ * Recursive-descent parser for the text DSL, grammar v1.1 (packages/query/README.md), producing the IR of `ir.ts`.
  * Input is bounded ({@link MAX_QUERY_BYTES}, {@link MAX_NESTING_DEPTH}) so adversarial text cannot overflow the
  * stack. Syntax errors come back as values naming the offending token and its offset.
  *
- * One extension over the reference grammar: a numeric literal may carry a leading `-` (`attr.delta > -5`), so that
+ * One extension over the original grammar (packages/query/README.md): a numeric literal may carry a leading `-` (`attr.delta > -5`), so that
  * every structured-JSON query (whose numbers may be negative) has a text form.
  */
 import type { Result } from '@sluice/core';
@@ -106,7 +106,7 @@ class Parser {
       if (this.peek().kind !== 'eof') this.fail(this.peek(), 'end of query (a drift statement takes no stages)');
       return this.mark(Queries.drift(from, to), start);
     }
-    // §2.4 writes `sum(attr.cost_usd) by attr.model` with no predicate: a statement may open with a stage, and its
+    // The documented example `sum(attr.cost_usd) by attr.model` with no predicate: a statement may open with a stage, and its
     // predicate is then `true`. No stage keyword is a field name, so this is unambiguous.
     const stages: Stage[] = [];
     let predicate: Predicate;

@@ -1,9 +1,9 @@
 /**
  * @module request-body
- * `POST /v1/query` body modes (ourios-surface §1): with `Content-Type: application/json` (parameters ignored,
- * case-insensitive), a body that is exactly `{"query": "<dsl>"}` is DSL text (an object with a `query` key that
- * is not a lone string is refused naming that key) and any other JSON is the structured form; any other or missing content type means the body is raw DSL text. The 1 MiB body cap (413) belongs to
- * the HTTP layer, before this runs.
+ * `POST /v1/query` body modes: with `Content-Type: application/json` (parameters ignored, case-insensitive), a
+ * body that is exactly `{"query": "<dsl>"}` is DSL text (an object with a `query` key that is not a lone string is
+ * refused naming that key) and any other JSON is the structured form; any other or missing content type means the
+ * body is raw DSL text. The 1 MiB body cap (413) belongs to the HTTP layer, before this runs.
  */
 import { err, parseJsonExact, type Result } from '@sluice/core';
 import { queryError, type QueryError } from './errors.js';

@@ -19,7 +19,7 @@ const structured = (j: string): Query => {
   return r.value;
 };
 
-/** §2.4 examples with a structured equivalent (all of them have one). */
+/** The documented examples with a structured equivalent (all of them have one). */
 const PAIRS: readonly [string, string][] = [
   ['severity >= error', '{"predicate":{"field":"severity","op":">=","value":"error"}}'],
   [

@@ -1,7 +1,7 @@
 /**
  * @module structured
- * The structured JSON surface (ourios-surface §2.5) → the same IR as the text parser. Like the reference's serde
- * parser (the authority; the JSON Schema is advisory) it accepts `event_name` and `{resource|attr}` group terms,
+ * The structured JSON surface → the same IR as the text parser. It follows the query API's parser rather than its
+ * JSON Schema (the parser is the authority; the schema is advisory): it accepts `event_name` and `{resource|attr}` group terms,
  * rejects unknown keys everywhere, and collapses a one-item `and`/`or` to its item (the IR keeps `and`/`or` at two
  * or more operands, which is what the text form can express). Integers may be `number` or `bigint` (use
  * `parseJsonExact` on raw bodies so u64 values arrive exact); a JSON string is always a string literal.

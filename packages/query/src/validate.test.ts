@@ -44,7 +44,7 @@ describe('param(n) single-template pin rule', () => {
 });
 
 describe('aggregations', () => {
-  test('an aggregation with a limit stage is rejected (reference 400)', () => {
+  test('an aggregation with a limit stage is rejected (400)', () => {
     rejects('true | count | limit 5', /limit cannot be combined with an aggregation/);
     rejects('true | limit 5 | sum(attr.x)', /limit cannot be combined/);
   });
@@ -62,7 +62,7 @@ describe('aggregations', () => {
 });
 
 describe('stages Sluice executes or rejects', () => {
-  test('sort and project are accepted (the reference rejects them)', () => {
+  test('sort and project are accepted (the original language rejects them)', () => {
     accepts('true | sort ts desc | project body, severity, attr.user | limit 10');
     accepts('true | count by service | sort count desc');
   });
@@ -74,7 +74,7 @@ describe('stages Sluice executes or rejects', () => {
   test('project with an aggregation is rejected', () => {
     rejects('true | count | project body', /project cannot be combined/);
   });
-  test('render is rejected like the reference', () => {
+  test('render is rejected, as in the original language', () => {
     rejects('true | render', /the render stage is not yet supported by the querier/);
   });
   test('multiple limits and ranges are accepted (last wins)', () => {

@@ -1,6 +1,6 @@
 /**
  * @module validate
- * Semantic checks that the reference's `compile::validate` performs (ourios-surface §2.2–§2.3), minus the ones
+ * The semantic checks of the query language (packages/query/README.md, "Validation"), minus the ones
  * that need deployment state (which attributes are promoted) — the planner owns those. Sluice deviates in one
  * place: `sort` and `project` are executed, so they are accepted here; `render` is still rejected.
  */
@@ -180,7 +180,7 @@ export function topLevelConjuncts(p: Predicate): readonly Predicate[] {
 
 /**
  * The single template the predicate pins via `template_id == N` at its top-level conjunction, or `undefined`
- * when it pins none or several different ids. `or`, `not` and `resolves_to` never pin (ourios-surface §2.3).
+ * when it pins none or several different ids. `or`, `not` and `resolves_to` never pin.
  */
 export function pinnedTemplateId(p: Predicate): bigint | undefined {
   const ids = new Set<bigint>();

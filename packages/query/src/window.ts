@@ -1,6 +1,6 @@
 /**
  * @module window
- * Time resolution and the effective window/limit of a query (ourios-surface §2.3): relative times resolve against
+ * Time resolution and the effective window/limit of a query (packages/query/README.md): relative times resolve against
  * the server's `now`, reversed bounds are swapped, the last `range` wins, and without one the window is
  * `[now − default_window_secs, now]`. Windows are half-open `[fromNs, toNs)`.
  */

@@ -1,6 +1,6 @@
 /**
  * @module keys
- * Hive-style object keys (DESIGN §5, ourios-surface §4.1):
+ * Hive-style object keys (docs/design/storage-format.md):
  * `data/tenant_id=<pct-enc>/year=YYYY/month=MM/day=DD/hour=HH/<uuidv7>.parquet` and
  * `audit/tenant_id=<pct-enc>/year=YYYY/month=MM/day=DD/<uuidv7>.parquet`. Partitions are UTC and zero-padded;
  * time 0 lands in `1970/01/01/00`.

@@ -42,7 +42,7 @@ export interface LogsParquetOptions {
   readonly keyValueMetadata?: readonly { readonly key: string; readonly value: string }[];
 }
 
-/** Rows per row group (DESIGN §4). */
+/** Rows per row group (docs/design/storage-format.md). */
 export const DEFAULT_ROW_GROUP_ROWS = 65_536;
 
 type ColumnData = Parameters<ParquetWriter['write']>[0]['columnData'];

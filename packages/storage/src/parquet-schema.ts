@@ -1,6 +1,6 @@
 /**
  * @module parquet-schema
- * The Parquet schemas Sluice writes: data files (column names per ourios-surface §4.3) and template audit files.
+ * The Parquet schemas Sluice writes: data files (column names: docs/design/storage-format.md) and template audit files.
  * Column order and names are a storage contract: never rename or renumber; add new columns only as OPTIONAL.
  */
 import type { ParquetWriter } from 'hyparquet-writer';
@@ -47,7 +47,7 @@ export const LOG_COLUMN_NAMES: readonly LogColumnName[] = Object.freeze(Object.v
 /** `body_kind` values. */
 export const BODY_KIND = Object.freeze({ STRING: 0, STRUCTURED: 1, ABSENT: 2 } as const);
 
-/** Audit `event_kind` ordinals (ourios-surface §4.3). */
+/** Audit `event_kind` ordinals (docs/design/storage-format.md). */
 export const AUDIT_EVENT_KIND = Object.freeze({ template_widened: 0, template_created: 6 } as const);
 
 /** Key-value metadata key carrying the Sluice schema version. */

@@ -1,6 +1,6 @@
 /**
  * @module partition-manifest
- * `manifest.json` of a data partition (ourios-surface §4.2): `{"generation": <u64>, "files": ["<name>.parquet", …]}`.
+ * `manifest.json` of a data partition (docs/design/storage-format.md): `{"generation": <u64>, "files": ["<name>.parquet", …]}`.
  * When present it is authoritative: the listed files are the partition's live set and unlisted files are ignored
  * by readers. Absent, every `*.parquet` in the partition is live. Generations are committed by compare-and-swap
  * (`ObjectStore.putConditional`), so a reader sees the whole old set or the whole new set.
@@ -9,7 +9,7 @@
 /** File name of a partition manifest, next to the partition's data files. */
 export const MANIFEST_FILE_NAME = 'manifest.json';
 
-/** Largest manifest accepted (DESIGN §7: manifest ≤ 1 MiB). */
+/** Largest manifest accepted (a fixed query cap: docs/design/query-governance.md). */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /** A decoded partition manifest. */

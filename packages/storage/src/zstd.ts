@@ -6,7 +6,7 @@
  */
 import { compress, decompress, init } from '@bokuweb/zstd-wasm';
 
-/** ZSTD level used for every column (ourios-surface §4.3). */
+/** ZSTD level used for every column (docs/design/storage-format.md). */
 export const ZSTD_LEVEL = 3;
 
 let ready: Promise<void> | undefined;

@@ -2,7 +2,7 @@
  * @module create-telemetry
  * Builds the process's MeterProvider: a pull reader for Prometheus text (served by the gateway on its own HTTP
  * listeners) and, when an OTLP endpoint is configured, a periodic OTLP/HTTP push of the same metrics.
- * Config keys: `telemetry.prometheus`, `telemetry.otlp_endpoint` (DESIGN.md §6, §8).
+ * Config keys: `telemetry.prometheus`, `telemetry.otlp_endpoint` (docs/configuration.md).
  */
 import type { Meter } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';

@@ -5,7 +5,7 @@
  *       (scripts/gen-config-doc.mjs) and compares;
  *   (b) an error kind the code can return is missing from docs/rejections.md, as the first column (in backticks)
  *       of a row in the table of its surface (the "Query" section for query kinds, the "Ingest" section for ingest
- *       outcomes); for the RFC 0058 limit kinds the row's HTTP status must also be `limitErrorStatus(kind)`;
+ *       outcomes); for the query limit kinds the row's HTTP status must also be `limitErrorStatus(kind)`;
  *   (c) a relative link in docs/*.md points at a file that does not exist, or at a heading anchor that a docs page
  *       does not have.
  *
@@ -177,7 +177,7 @@ test('rejections.md lists every ingest outcome in the ingest table', () => {
   );
 });
 
-test('rejections.md gives each RFC 0058 limit kind the status the code returns', () => {
+test('rejections.md gives each query limit kind the status the code returns', () => {
   const table = tableRowsByKind(section(read('docs/rejections.md'), 'Query'));
   for (const kind of LIMIT_ERROR_KINDS as readonly LimitErrorKind[]) {
     const http = table.get(kind)?.[0];
@@ -187,7 +187,11 @@ test('rejections.md gives each RFC 0058 limit kind the status the code returns',
       `docs/rejections.md: ${kind} must show HTTP ${limitErrorStatus(kind)}`,
     );
     const retryAfter = table.get(kind)?.[3];
-    assert.equal(retryAfter, 'no', `docs/rejections.md: ${kind} never carries Retry-After (RFC 0058 §3.3)`);
+    assert.equal(
+      retryAfter,
+      'no',
+      `docs/rejections.md: ${kind} never carries Retry-After (docs/design/query-governance.md)`,
+    );
   }
 });
 

@@ -1,5 +1,5 @@
 /**
- * RFC 0058 §5, end to end against the real `sluice serve` (both roles in one process, local store):
+ * The governance scenarios (docs/design/query-governance.md), end to end against the real `sluice serve` (both roles in one process, local store):
  * RFC0058.1 (a count by over a high-cardinality param(0) outgrows a 32 MiB pool: 422 query_memory_limit with
  * Sluice's own message, the server keeps serving queries and acknowledging exports, the pool reads 0),
  * RFC0058.3 (spilling is off: $TMPDIR of the server stays empty) and RFC0058.4's startup log leg (size, source and

@@ -1,5 +1,5 @@
 /**
- * `npm run soak:cgroup` — the RFC 0058 "validated" replay of #853's shape under a real memory limit: both roles in
+ * `npm run soak:cgroup` — the governance soak (docs/design/query-governance.md): a dashboard poll plus over-wide queries under a real memory limit: both roles in
  * one `sluice serve` process, started inside a fresh cgroup v1 memory child (limit SOAK_LIMIT_BYTES, default
  * 1.5 GiB) from its first instruction, with no explicit `memory_pool_bytes`, so the pool derives from the cgroup
  * (0.50 × limit). A long-body corpus is written into the store first so the over-wide queries are really heavy;

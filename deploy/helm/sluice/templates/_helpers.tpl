@@ -69,7 +69,7 @@ is strict, and an unknown key would be a startup error.
 
 {{/*
 sluice.config: (dict "root" $ "role" "receiver"|"querier"|"compactor"|"single") → the role's configuration file
-(DESIGN §8 snake_case keys). Each file enables only its role(s) and states the other roles' `enabled: false`
+(the snake_case keys of docs/configuration.md). Each file enables only its role(s) and states the other roles' `enabled: false`
 explicitly (compaction.enabled defaults to true in the binary).
 */}}
 {{- define "sluice.config" -}}
@@ -141,7 +141,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- $telemetry := include "sluice.pick" (list $v.telemetry "otlpEndpoint:otlp_endpoint prometheus:prometheus serviceName:service_name") | fromJson -}}
 {{- if $telemetry }}{{ $_ := set $cfg "telemetry" $telemetry }}{{ end -}}
 # Sluice configuration for the {{ $role }} role, rendered by the Helm chart {{ .root.Chart.Name }}-{{ .root.Chart.Version }}.
-# DESIGN §8 keys; strict schema (an unknown key is a startup error). Secrets are ${env:...} references.
+# The documented config keys (docs/configuration.md); strict schema (an unknown key is a startup error). Secrets are ${env:...} references.
 {{ toYaml $cfg }}
 {{- end -}}
 

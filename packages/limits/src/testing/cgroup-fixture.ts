@@ -1,7 +1,7 @@
 /**
  * @module cgroup-fixture
- * Builds a temporary tree that mimics `/proc` and `/sys/fs/cgroup` (RFC 0058 §6: "fixture directories in a
- * tempdir"), and a memory source pointed at it. No test reads the host's real files.
+ * Builds a temporary tree that mimics `/proc` and `/sys/fs/cgroup` (fixture directories in a
+ * tempdir), and a memory source pointed at it. No test reads the host's real files.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

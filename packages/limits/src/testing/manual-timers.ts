@@ -1,6 +1,6 @@
 /**
  * @module manual-timers
- * Paused time for admission tests (RFC 0058 §6: "paused time for the timeout legs"): timers fire only when a test
+ * Paused time for admission tests (timeouts are tested on paused time, never on wall-clock waits): timers fire only when a test
  * calls `advance`, in deadline order, so no test depends on the wall clock.
  */
 import type { GateTimers } from '../admission-gate.js';

@@ -1,7 +1,7 @@
 /**
  * @module pool-hold-worker
  * Test worker that reserves bytes on the shared pool and then dies without releasing them (the "worker death"
- * path of DESIGN §3): it posts its figures and exits with the reservation still held.
+ * path of docs/design/architecture.md): it posts its figures and exits with the reservation still held.
  */
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { attachMemoryPool } from '../memory-pool.js';

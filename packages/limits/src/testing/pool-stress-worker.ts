@@ -1,6 +1,6 @@
 /**
  * @module pool-stress-worker
- * Test worker for the pool concurrency property (RFC 0058 §6): runs its share of a generated reserve/release
+ * Test worker for the pool concurrency property (memory-pool.concurrency.test.ts): runs its share of a generated reserve/release
  * sequence against the shared pool, one round at a time, and meets the main thread at a barrier after each round.
  * It checks its own model after every call (only this thread changes its queries' held bytes) and the
  * classification of every refusal, and publishes its model so the main thread can compare the slot table.

@@ -3,7 +3,7 @@
  * Measures data-file encode throughput and size for 64k realistic rows, and the retained size of one decoded
  * row group relative to the footer's uncompressed size (the factor the querier reserves before decoding).
  *
- * Run: `cd /work/main && npx tsc -b packages/storage && node --expose-gc packages/storage/dist/bench/parquet-bench.js`
+ * Run: `npx tsc -b packages/storage && node --expose-gc packages/storage/dist/bench/parquet-bench.js`
  */
 import { decodeLogRows } from '../decode-log-rows.js';
 import { encodeLogsParquet } from '../log-parquet-writer.js';

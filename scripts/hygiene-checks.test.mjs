@@ -1,4 +1,4 @@
-// The lint checks that read real imports (check-deps.mjs, check-layers.mjs), run against a small throw-away
+// The repository lint checks (check-deps.mjs, check-layers.mjs, check-docs.mjs), run against a small throw-away
 // repository: each rule fails on the case it exists for, and a tidy tree passes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,10 +57,10 @@ function tidy(overrides = {}) {
   };
 }
 
-test('a tidy repository passes both checks', () => {
+test('a tidy repository passes all three checks', () => {
   const dir = repo(tidy());
   try {
-    for (const script of ['check-deps.mjs', 'check-layers.mjs']) {
+    for (const script of ['check-deps.mjs', 'check-layers.mjs', 'check-docs.mjs']) {
       const r = run(script, dir);
       assert.equal(r.status, 0, r.out);
     }
@@ -120,5 +120,43 @@ test('check-layers fails on an undeclared cross-layer import, an upward dependen
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+});
+
+test('check-docs fails on each kind of outside citation, a local path and a broken link, and allows scenario ids', () => {
+  const cases = [
+    ['// (RFC 0058 \u00a73.6)\n', /"RFC 0058": an internal RFC number/],
+    ['// see DESIGN \u00a77\n', /"DESIGN": DESIGN is not in the repository/],
+    ['// the shapes of \u00a71\n', /a section sign/],
+    ['// (ourios-surface)\n', /reference system's notes/],
+    ['// seed 003 says so\n', /a seed or reference document/],
+    ["// as the reference's parser does\n", /the reference system is not in the repository/],
+    ['// run: cd /work/main && npm test\n', /a local absolute path/],
+  ];
+  for (const [line, expected] of cases) {
+    const dir = repo(tidy({ 'packages/core/src/cited.ts': `${line}export const c = 1;\n` }));
+    try {
+      const r = run('check-docs.mjs', dir);
+      assert.equal(r.status, 1, r.out);
+      assert.match(r.out, expected);
+      assert.match(r.out, /packages\/core\/src\/cited\.ts:1:/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const links = repo(
+    tidy({
+      'docs/a.md': '# A\n\n## Second part\n\n[ok](b.md#the-heading) [ok](#second-part) [gone](c.md) [bad](b.md#nope)\n',
+      'docs/b.md': '# The heading\n\nScenario RFC0058.4 and RFC 9110 \u00a715.6.4 are fine.\n',
+    }),
+  );
+  try {
+    const r = run('check-docs.mjs', links);
+    assert.equal(r.status, 1, r.out);
+    assert.match(r.out, /docs\/a\.md: link c\.md: no such file/);
+    assert.match(r.out, /docs\/a\.md: link b\.md#nope: no such heading/);
+    assert.doesNotMatch(r.out, /the-heading|second-part|docs\/b\.md/);
+  } finally {
+    rmSync(links, { recursive: true, force: true });
   }
 });

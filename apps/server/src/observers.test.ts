@@ -2,7 +2,7 @@
  * @module observers.test
  * RFC0058.9 for the real query observer: a rejection is exactly one `sluice.query.duration` point carrying its
  * `error.type` (and the query kind), and no other metric records anything for it. The querier-level test
- * (apps/querier/src/rfc0058.test.ts) proves the service reports each of the six rejections once, over HTTP and MCP,
+ * (apps/querier/src/admission-release-and-backstop.test.ts) proves the service reports each of the six rejections once, over HTTP and MCP,
  * with the kind token; this file proves what this observer turns that report into.
  */
 import { test } from 'node:test';

@@ -10,7 +10,7 @@ import { attachMemoryPool } from '@sluice/limits';
 import type { QueryWorkerData, ToQueryWorker } from '../worker-protocol.js';
 import '../query-worker.js';
 
-/** Bytes the dying thread reserves just before it exits (rfc0058.test.ts mirrors this figure). */
+/** Bytes the dying thread reserves just before it exits (admission-release-and-backstop.test.ts mirrors this figure). */
 const DYING_EXTRA_BYTES = 1 << 20;
 
 const pool = attachMemoryPool((workerData as QueryWorkerData).pool);

@@ -1,5 +1,5 @@
 /**
- * @module rfc0058.test
+ * @module admission-release-and-backstop.test
  * The governance scenarios (docs/design/query-governance.md) at the querier level, in process: the hono app from `createQueryApp` over a real
  * `createQueryService` and a real admission gate on paused timers. Query execution is either real (`createWorkerPool`
  * workers over a temp local store) or, for the admission/permit legs only, a test worker pool whose `run` blocks

@@ -1,5 +1,5 @@
 /**
- * @module rfc0058.test
+ * @module shared-pool-caps-and-result-ceiling.test
  * The governance scenarios (docs/design/query-governance.md) at the engine level, deterministically: RFC0058.2 (one pool shared by two queries in one
  * thread, interleaved by an awaited `beforeRowGroup` gate, never by timing), RFC0058.6 (listing, file and manifest
  * caps on a request-counting store over the local backend) and RFC0058.7 (the row clamp, the result ceiling, the

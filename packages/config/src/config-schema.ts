@@ -262,6 +262,21 @@ const querierSchema = section({
         min: 0,
       }),
       queue_timeout_ms: integerKey('Longest wait in the queue before query_queue_timeout, in ms.', 10000),
+      query_timeout_ms: integerKey(
+        'Longest execution of an admitted query, in ms (queue wait not included); past it the query is stopped and answered query_time_limit or query_time_contended. A request may ask for less (timeout_ms, X-Sluice-Query-Timeout-Ms), never more. 0 = no deadline (not recommended).',
+        30000,
+        { min: 0 },
+      ),
+      max_concurrent_queries_per_tenant: optionalIntegerKey(
+        "One tenant's queries running plus queued at once; past it the tenant's next query is refused query_tenant_busy before it takes a queue slot. Unset = half of max_concurrent_queries + max_queued_queries, rounded up.",
+        AT_LEAST_ONE,
+        'a tenant needs at least one query',
+      ),
+      max_query_memory_bytes: optionalIntegerKey(
+        'Query memory one query may hold, in bytes; past it the query is refused query_memory_limit (422). Unset = half the pool. Larger than the pool = the pool.',
+        AT_LEAST_ONE,
+        'a query needs some memory',
+      ),
       max_listed_objects: integerKey('Objects a query may list while resolving its files.', 100000),
       max_files: integerKey('Data files a query may read.', 10000),
       default_rows: integerKey('Rows returned when a query sets no limit; must be <= max_rows.', 1000),

@@ -108,6 +108,12 @@ export interface QueryLimitsConfig {
   /** `max_queued_queries`: 0 disables queueing. */
   readonly maxQueuedQueries: number;
   readonly queueTimeoutMs: number;
+  /** `query_timeout_ms`: execution deadline after admission; 0 = none. */
+  readonly queryTimeoutMs: number;
+  /** `max_concurrent_queries_per_tenant`: running + queued per tenant; `null` = ceil((max_concurrent + max_queued) / 2). */
+  readonly maxConcurrentQueriesPerTenant: number | null;
+  /** `max_query_memory_bytes`: per-query ceiling on the pool; `null` = half the pool. */
+  readonly maxQueryMemoryBytes: number | null;
   readonly maxListedObjects: number;
   readonly maxFiles: number;
   /** `default_rows`: never above `maxRows` (validated). */

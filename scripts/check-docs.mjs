@@ -9,7 +9,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.tmp', 'data', 'wal']);
+/** Skipped wherever they are: dependencies, build output, scratch space (as in .gitignore). */
+const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.tmp']);
+/** Skipped only at the repository root: the run-time data directories (`/data/`, `/wal/` in .gitignore). */
+const SKIP_ROOT_DIRS = new Set(['data', 'wal']);
 const TEXT = /\.(?:ts|mts|cts|js|mjs|cjs|md|ya?ml|tpl|sh|json)$|^Dockerfile$/;
 const SKIP_FILES = new Set(['package-lock.json']);
 /** This script and its test hold the patterns themselves. */
@@ -33,8 +36,8 @@ const RULES = [
 
 function walk(dir, out) {
   for (const name of readdirSync(dir)) {
-    if (SKIP_DIRS.has(name)) continue;
-    const p = join(dir, name);
+    const p = join(dir, name); // relative to the repository root, which is the working directory
+    if (SKIP_DIRS.has(name) || SKIP_ROOT_DIRS.has(p)) continue;
     if (statSync(p).isDirectory()) walk(p, out);
     else if (TEXT.test(name) && !SKIP_FILES.has(name)) out.push(p);
   }

@@ -160,3 +160,40 @@ test('check-docs fails on each kind of outside citation, a local path and a brok
     rmSync(links, { recursive: true, force: true });
   }
 });
+
+test('a folder named wal or data is checked wherever it is, except the run-time directories at the root', () => {
+  const dir = repo(
+    tidy({
+      'packages/core/src/wal/x.ts': "import { parse } from 'yaml';\nexport const p = parse;\n",
+      'packages/core/src/wal/README.md': '# Wal\n\nAs RFC 0058 says.\n',
+      'packages/core/src/data/y.ts': '// run: cd /work/main && npm test\nexport const d = 1;\n',
+      // The run-time data directories at the root hold no source: whatever is in them is not read.
+      'wal/junk.md': '# Junk\n\nAs RFC 0058 says, see [gone](nowhere.md).\n',
+      'data/junk.ts': "// DESIGN \u00a77\nimport 'left-pad';\n",
+    }),
+  );
+  try {
+    const deps = run('check-deps.mjs', dir);
+    assert.equal(deps.status, 1, deps.out);
+    assert.match(deps.out, /packages\/core\/src\/wal\/x\.ts imports yaml, which is not declared/);
+    const docs = run('check-docs.mjs', dir);
+    assert.equal(docs.status, 1, docs.out);
+    assert.match(docs.out, /packages\/core\/src\/wal\/README\.md:3: "RFC 0058"/);
+    assert.match(docs.out, /packages\/core\/src\/data\/y\.ts:1: .*a local absolute path/);
+    assert.doesNotMatch(docs.out, /junk/);
+    assert.doesNotMatch(deps.out, /junk|left-pad/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('check-deps sees a plain require() call', () => {
+  const dir = repo(tidy({ 'packages/core/src/legacy.cjs': "const yaml = require('yaml');\nmodule.exports = yaml;\n" }));
+  try {
+    const r = run('check-deps.mjs', dir);
+    assert.equal(r.status, 1, r.out);
+    assert.match(r.out, /packages\/core\/src\/legacy\.cjs imports yaml, which is not declared/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

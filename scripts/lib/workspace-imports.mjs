@@ -1,5 +1,5 @@
 // What every workspace really imports, read from its sources with the TypeScript parser (static imports and
-// re-exports, `import()` with a literal, `import x = require()`, `import('x')` types). Used by check-layers.mjs (the
+// re-exports, `import()` and `require()` with a literal, `import x = require()`, `import('x')` types). Used by check-layers.mjs (the
 // layer rule over real imports) and check-deps.mjs (declared vs imported dependencies).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -7,7 +7,13 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 const SOURCE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
-const SKIP_DIRS = new Set(['node_modules', 'dist', '.tmp', 'data', 'wal', '.git']);
+/** Skipped wherever they are: dependencies, build output, scratch space (as in .gitignore). */
+const SKIP_DIRS = new Set(['node_modules', 'dist', '.tmp', '.git']);
+/**
+ * Skipped only at the repository root: the run-time data directories (`/data/`, `/wal/` in .gitignore). A folder of
+ * the same name anywhere else (`packages/wal`, `apps/receiver/src/wal`) is source and is read.
+ */
+const SKIP_ROOT_DIRS = new Set(['data', 'wal']);
 const BUILTINS = new Set(builtinModules);
 
 /** The package a bare specifier names (`@scope/name/sub` → `@scope/name`), or null for relative/builtin ones. */
@@ -37,8 +43,8 @@ export function isDevFile(workspace, file) {
 function walk(dir, out) {
   if (!existsSync(dir)) return out;
   for (const name of readdirSync(dir)) {
-    if (SKIP_DIRS.has(name)) continue;
-    const p = join(dir, name);
+    const p = join(dir, name); // relative to the repository root, which is the working directory
+    if (SKIP_DIRS.has(name) || SKIP_ROOT_DIRS.has(p)) continue;
     if (statSync(p).isDirectory()) walk(p, out);
     else if (SOURCE.test(name)) out.push(p);
   }
@@ -91,7 +97,11 @@ export function importsOf(file) {
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       const spec = literal(node.moduleReference.expression);
       if (spec !== null) found.push({ specifier: spec, typeOnly: node.isTypeOnly });
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+    } else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require' && node.arguments.length === 1))
+    ) {
       const spec = literal(node.arguments[0]);
       if (spec !== null) found.push({ specifier: spec, typeOnly: false });
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {

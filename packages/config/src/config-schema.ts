@@ -52,9 +52,14 @@ function optionalIntegerKey(description: string, bounds: NumberBounds, why: stri
   );
 }
 
-function connectionsKey(listener: string) {
+/** How an HTTP listener refuses a connection past its cap. */
+const HTTP_REFUSAL =
+  'are answered 503 with Retry-After: 1 and closed (while many are already being refused, closed at accept)';
+
+/** `refusal`: what a client past the cap sees, completing "past it new connections …". */
+function connectionsKey(listener: string, refusal: string) {
   return optionalIntegerKey(
-    `Open client connections of the ${listener} listener at once; past it new connections are refused (503 on HTTP). Unset = derived from the open-file limit (ulimit -n): what remains after 256 reserved handles, shared by the listeners without an explicit cap, at most 4096 each.`,
+    `Open client connections of the ${listener} listener at once; past it new connections ${refusal}. Unset = derived from the open-file limit (ulimit -n): what remains after 256 reserved handles, shared by the listeners without an explicit cap, at most 4096 each.`,
     AT_LEAST_ONE,
     'a listener needs at least one connection',
   );
@@ -203,8 +208,11 @@ const receiverSchema = section({
   enabled: booleanKey('Run the receiver role (OTLP ingest).', true),
   grpc_addr: addressKey('OTLP/gRPC listen address.', '0.0.0.0:4317'),
   http_addr: addressKey('OTLP/HTTP listen address (also serves /healthz, /readyz, /metrics).', '0.0.0.0:4318'),
-  max_http_connections: connectionsKey('OTLP/HTTP'),
-  max_grpc_connections: connectionsKey('OTLP/gRPC'),
+  max_http_connections: connectionsKey('OTLP/HTTP', HTTP_REFUSAL),
+  max_grpc_connections: connectionsKey(
+    'OTLP/gRPC',
+    'are closed at accept (the client sees UNAVAILABLE, which OTLP exporters retry)',
+  ),
   wal_dir: stringKey('Directory of the write-ahead log.', './wal', 'path'),
   wal: section({
     group_commit_ms: integerKey('Group-commit window: longest wait before an fsync of appended exports, in ms.', 100),
@@ -241,7 +249,7 @@ const querierLimitsRule: SectionRule = (value, report) => {
 const querierSchema = section({
   enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
   http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),
-  max_connections: connectionsKey('query HTTP (/v1/query, /mcp)'),
+  max_connections: connectionsKey('query HTTP (/v1/query, /mcp)', HTTP_REFUSAL),
   default_window_secs: integerKey('Time window of a query that names none, in seconds.', 3600),
   mcp: section({
     enabled: booleanKey('Serve MCP at /mcp on the query listener.', true),

@@ -1,24 +1,46 @@
 /**
- * `npm run soak:cgroup` — the governance soak (docs/design/query-governance.md): a dashboard poll plus over-wide queries under a real memory limit: both roles in
- * one `sluice serve` process, started inside a fresh cgroup v1 memory child (limit SOAK_LIMIT_BYTES, default
- * 1.5 GiB) from its first instruction, with no explicit `memory_pool_bytes`, so the pool derives from the cgroup
- * (0.50 × limit). A long-body corpus is written into the store first so the over-wide queries are really heavy;
- * then an OTel SDK exporter streams logs while SOAK_CLIENTS (16) clients send heavy and light queries for
- * SOAK_SECS (default 300). The compactor runs in the same process too: its first sweep (300 s after start) merges
- * the corpus hours, so a soak of more than ~6 minutes covers it. Prints the cgroup's peak usage, the process's
- * VmHWM, OOM kills, exports, rejections by kind, compactions, and the derived pool size; exits non-zero on an OOM kill, a failed export, a dead server, an untyped
- * rejection or a pool that did not derive from the cgroup. The cgroup is removed at the end, also on failure.
+ * `npm run soak:cgroup` — the governance soak (docs/design/query-governance.md), an incident replay: a dashboard
+ * poll plus a storm of over-wide queries under a real memory limit. Both roles run in one `sluice serve` process,
+ * started inside a fresh cgroup v1 memory child (limit SOAK_LIMIT_BYTES, default 1.5 GiB) from its first
+ * instruction, with no explicit `memory_pool_bytes`, so the pool derives from the cgroup (0.50 × limit). A
+ * long-body corpus is written into the store first so the over-wide queries are really heavy; then, for SOAK_SECS
+ * (default 300), an OTel SDK exporter streams logs while two lanes of query clients run: the dashboard lane
+ * (SOAK_DASHBOARD_CLIENTS, default 4) polls normal queries every SOAK_DASHBOARD_INTERVAL_MS (default 2000, send to
+ * send, never overlapping itself), and the storm lane (SOAK_STORM_CLIENTS, default 12) sends heavy queries back to
+ * back. The compactor runs in the same process too: its first sweep (300 s after start) merges the corpus hours, so
+ * a soak of more than ~6 minutes covers it.
+ *
+ * Prints the cgroup's peak usage, the process's VmHWM, OOM kills, exports, compactions, the derived pool size, a
+ * table of sent / served / served % / refusals by kind / p50 and p99 latency of served answers per lane, and the
+ * querier's permits held (`sluice_query_in_flight`), pool reservation and queue depth once the load has stopped.
+ * Exits non-zero on an OOM kill, a failed export, a dead server, an untyped refusal in either lane, a dashboard lane
+ * served below SOAK_MIN_DASHBOARD_SERVED (default 0.99), permits still held or pool still reserved at the end (or
+ * either gauge missing from /metrics), or a pool that did not derive from the cgroup. The cgroup is removed at the
+ * end, also on failure.
  *
  * Needs root and a writable cgroup v1 memory hierarchy. Env: SOAK_SECS, SOAK_LIMIT_BYTES, SOAK_ROWS (corpus rows,
- * default 1,500,000), SOAK_BODY_BYTES (bytes appended to each corpus body, default 2048), SOAK_CLIENTS,
- * SOAK_KEEP_DIR (keep the temp dir and server.log), SOAK_CORPUS_DIR (build the corpus there once, copy it on later
- * runs), SOAK_POOL_FRACTION (diagnostic only: sets memory_pool_fraction; the validated replay leaves it unset).
+ * default 1,500,000), SOAK_BODY_BYTES (bytes appended to each corpus body, default 2048), SOAK_DASHBOARD_CLIENTS,
+ * SOAK_DASHBOARD_INTERVAL_MS, SOAK_STORM_CLIENTS, SOAK_CLIENTS (older name of SOAK_STORM_CLIENTS, used when that is
+ * unset), SOAK_MIN_DASHBOARD_SERVED (a fraction), SOAK_REDOS=1 (adds rows of forty `a`s ending in `!` and the
+ * storm query `matches(body, "(a+)+$")`; off by default because it needs a linear-time regex engine, a
+ * backtracking one spins a query worker until its deadline), SOAK_KEEP_DIR (keep the temp dir and server.log),
+ * SOAK_CORPUS_DIR (build the corpus there once, copy it on later runs), SOAK_POOL_FRACTION (diagnostic only: sets
+ * memory_pool_fraction; the validated replay leaves it unset).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runGovernanceLoad, type LoadReport } from '../helpers/governance-load.js';
+import {
+  emptyLoadReport,
+  LOAD_DEFAULTS,
+  runGovernanceLoad,
+  TYPED_REFUSALS,
+  type LoadReport,
+} from '../helpers/governance-load.js';
+import { laneTable, servedShare } from '../helpers/lane-table.js';
 import { metricValue } from '../helpers/metrics.js';
+import { sampleSum, scrapeMetrics } from '../helpers/metrics-text.js';
+import { REDOS_QUERY_PREDICATE, writeRedosRows } from '../helpers/redos-rows.js';
 import { SLUICE_BIN, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 import { buildQueryCorpus, CORPUS_WINDOW, vmHwmKb, vmRssKb } from '../bench/bench-corpus.js';
@@ -28,18 +50,23 @@ const SECS = Number(process.env.SOAK_SECS ?? 300);
 const LIMIT = Number(process.env.SOAK_LIMIT_BYTES ?? 1.5 * 1024 ** 3);
 const ROWS = Number(process.env.SOAK_ROWS ?? 1_500_000);
 const BODY_BYTES = Number(process.env.SOAK_BODY_BYTES ?? 2048);
-const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 16);
+const DASHBOARD_CLIENTS = Number(process.env.SOAK_DASHBOARD_CLIENTS ?? LOAD_DEFAULTS.dashboardClients);
+const DASHBOARD_INTERVAL_MS = Number(process.env.SOAK_DASHBOARD_INTERVAL_MS ?? LOAD_DEFAULTS.dashboardIntervalMs);
+// SOAK_CLIENTS predates the lanes; scripts that set it keep sizing the load's heavy side.
+const STORM_CLIENTS = Number(process.env.SOAK_STORM_CLIENTS ?? process.env.SOAK_CLIENTS ?? LOAD_DEFAULTS.stormClients);
+const MIN_DASHBOARD_SERVED = Number(process.env.SOAK_MIN_DASHBOARD_SERVED ?? 0.99);
+const REDOS = process.env.SOAK_REDOS === '1';
 /** Diagnostic only: sets `memory_pool_fraction` (the validated replay leaves it unset: share 0.50). */
 const FRACTION = process.env.SOAK_POOL_FRACTION === undefined ? undefined : Number(process.env.SOAK_POOL_FRACTION);
 const TENANT = 'soak';
-const TYPED = new Set([
-  'query_memory_limit',
-  'query_memory_contended',
-  'query_queue_full',
-  'query_queue_timeout',
-  'query_file_limit',
-  'query_result_limit',
-]);
+/** Permits held by admitted queries (`sluice.query.in_flight`): must read 0 once the load has stopped. */
+const IN_FLIGHT_METRIC = 'sluice_query_in_flight';
+/** Bytes reserved on the query memory pool (`sluice.query.pool.reserved`): must read 0 at the end too. */
+const POOL_RESERVED_METRIC = 'sluice_query_pool_reserved';
+/** Queries waiting for a permit (`sluice.query.queue.depth`): printed only. */
+const QUEUE_DEPTH_METRIC = 'sluice_query_queue_depth';
+/** How long the end-of-load check waits for the last permit and reservation to be released. */
+const SETTLE_MS = 5000;
 const MiB = 1024 * 1024;
 
 interface Server {
@@ -187,10 +214,7 @@ function startSampler(cg: MemoryCgroup, server: Server): { stop(): Promise<void>
         try {
           peaks.vmRssKb = Math.max(peaks.vmRssKb, vmRssKb(server.pid));
           peaks.vmHwmKb = Math.max(peaks.vmHwmKb, vmHwmKb(server.pid));
-          peaks.poolReserved = Math.max(
-            peaks.poolReserved,
-            await metricValue(server.queryUrl, 'sluice_query_pool_reserved'),
-          );
+          peaks.poolReserved = Math.max(peaks.poolReserved, await metricValue(server.queryUrl, POOL_RESERVED_METRIC));
           const batches = await acceptedBatches(server.queryUrl);
           if (batches > 0) peaks.ingestBatches = batches;
         } catch {
@@ -252,6 +276,36 @@ async function corpusInto(dataDir: string): Promise<bigint> {
   return needle;
 }
 
+/** The querier's governance gauges after the load; `undefined` for a gauge absent from /metrics. */
+interface EndState {
+  readonly inFlight: number | undefined;
+  readonly poolReserved: number | undefined;
+  readonly queueDepth: number | undefined;
+  /** Time from the first scrape to the one reported. */
+  readonly waitedMs: number;
+}
+
+/**
+ * Scrapes the gauges until permits and pool both read 0 or {@link SETTLE_MS} has passed. Every answer is back when
+ * the load returns, but a served query releases its permit and reservation only after its body is written, so
+ * the first scrape can race that release; a real leak is still there after the wait.
+ */
+async function readEndState(baseUrl: string): Promise<EndState> {
+  const t0 = Date.now();
+  for (;;) {
+    const text = await scrapeMetrics(baseUrl);
+    const state: EndState = {
+      inFlight: sampleSum(text, IN_FLIGHT_METRIC),
+      poolReserved: sampleSum(text, POOL_RESERVED_METRIC),
+      queueDepth: sampleSum(text, QUEUE_DEPTH_METRIC),
+      waitedMs: Date.now() - t0,
+    };
+    const settled = (state.inFlight ?? 0) === 0 && (state.poolReserved ?? 0) === 0;
+    if (settled || state.waitedMs >= SETTLE_MS) return state;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 function gib(bytes: number): string {
   return `${(bytes / MiB).toFixed(1)} MiB`;
 }
@@ -261,6 +315,8 @@ async function main(): Promise<number> {
   const dir = tempDir('soak-cgroup');
   const dataDir = join(dir, 'data');
   const needle = await corpusInto(dataDir);
+  // Written after the (possibly cached) corpus, so SOAK_CORPUS_DIR caches stay valid with or without these rows.
+  if (REDOS) await writeRedosRows(dataDir, TENANT);
   const configPath = join(dir, 'sluice.yaml');
   // Both roles, local storage, default limits, NO memory_pool_bytes: the pool must derive from the cgroup.
   writeFileSync(
@@ -312,7 +368,9 @@ async function main(): Promise<number> {
         queryUrl: server.queryUrl,
         tenant: TENANT,
         durationMs: SECS * 1000,
-        clients: CLIENTS,
+        dashboardClients: DASHBOARD_CLIENTS,
+        dashboardIntervalMs: DASHBOARD_INTERVAL_MS,
+        stormClients: STORM_CLIENTS,
         heavyQueries: [
           // Over the pool on its own: one group entry per (long, unique) body.
           `true | ${W} | count by body`,
@@ -322,6 +380,7 @@ async function main(): Promise<number> {
           `true | ${W} | sort ts desc | limit 10000`,
           // High-cardinality aggregation: one group per record.
           `true | ${W} | count by trace_id`,
+          ...(REDOS ? [`${REDOS_QUERY_PREDICATE} | ${W} | count`] : []),
         ],
         lightQueries: [
           'severity >= error | limit 5',
@@ -333,24 +392,21 @@ async function main(): Promise<number> {
     } catch (error) {
       // runGovernanceLoad throws when a query request fails at the transport (e.g. the server went away).
       loadError = error;
-      report = {
-        exportsAcked: 0,
-        exportsFailed: 0,
-        exportErrors: [],
-        queryTransportRetries: 0,
-        queryTransportErrors: [],
-        queries: 0,
-        ok: 0,
-        rejections: {},
-      };
+      report = emptyLoadReport(DASHBOARD_CLIENTS, STORM_CLIENTS);
     } finally {
       loadSecs = (Date.now() - loadStart) / 1000;
       await sampler.stop();
     }
     const aliveAtEnd = server.exitedWith === null;
-    const poolAtEnd = aliveAtEnd
-      ? await metricValue(server.queryUrl, 'sluice_query_pool_reserved').catch(() => NaN)
-      : NaN;
+    let endState: EndState | undefined;
+    let endStateError: unknown;
+    if (aliveAtEnd) {
+      try {
+        endState = await readEndState(server.queryUrl);
+      } catch (error) {
+        endStateError = error;
+      }
+    }
     const hwmKb = aliveAtEnd ? vmHwmKb(server.pid) : sampler.peaks.vmHwmKb;
     const counters: CgroupCounters = cg.counters();
     // Worker deaths during the load (read before the stop below terminates the workers).
@@ -362,12 +418,14 @@ async function main(): Promise<number> {
     const compactionFailures = server.logs.filter((l) => l.includes('"msg":"compaction failed')).length;
     writeFileSync(join(dir, 'server.log'), server.logs.join('\n'));
     const rejected = Object.values(report.rejections).reduce((a, b) => a + b, 0);
-    const untyped = Object.keys(report.rejections).filter((k) => !TYPED.has(k));
+    const lanes = report.lanes;
+    const untypedIn = (rejections: Record<string, number>): string[] =>
+      Object.keys(rejections).filter((k) => !TYPED_REFUSALS.has(k));
     const oomKills = Math.max(counters.oomKill, sampler.peaks.oomKill);
 
     console.log('');
     console.log(
-      `cgroup soak: ${SECS} s, ${CLIENTS} clients, limit ${LIMIT} B (${gib(LIMIT)}), corpus ${ROWS} rows x ~${BODY_BYTES} B bodies`,
+      `cgroup soak: ${SECS} s, ${DASHBOARD_CLIENTS} dashboard clients every ${DASHBOARD_INTERVAL_MS} ms + ${STORM_CLIENTS} storm clients${REDOS ? ' (with the ReDoS query)' : ''}, limit ${LIMIT} B (${gib(LIMIT)}), corpus ${ROWS} rows x ~${BODY_BYTES} B bodies`,
     );
     console.log(
       `  pool sized:          ${server.pool?.bytes ?? '?'} B from ${server.pool?.source ?? '?'} (share ${server.pool?.share ?? '?'}; expected ${expectedPool}) — ${server.pool?.detail ?? ''}`,
@@ -381,7 +439,13 @@ async function main(): Promise<number> {
     console.log(
       `  process peak RSS:    VmHWM ${hwmKb} kB (${gib(hwmKb * 1024)}${aliveAtEnd ? '' : '; last sample before the process died'}); sampled VmRSS max ${gib(sampler.peaks.vmRssKb * 1024)}`,
     );
-    console.log(`  pool reserved peak:  ${gib(sampler.peaks.poolReserved)} (sampled 1/s); at end ${poolAtEnd}`);
+    console.log(`  pool reserved peak:  ${gib(sampler.peaks.poolReserved)} (sampled 1/s)`);
+    const gauge = (v: number | undefined): string => (v === undefined ? 'absent' : String(v));
+    console.log(
+      endState === undefined
+        ? `  after the load:      not read (${aliveAtEnd ? String(endStateError) : 'server gone'})`
+        : `  after the load:      ${IN_FLIGHT_METRIC} ${gauge(endState.inFlight)}, ${POOL_RESERVED_METRIC} ${gauge(endState.poolReserved)}, ${QUEUE_DEPTH_METRIC} ${gauge(endState.queueDepth)} (read ${endState.waitedMs} ms after the load stopped)`,
+    );
     console.log(
       `  OOM kills:           ${oomKills} (memory.oom_control oom_kill); under_oom ${counters.underOom}; memory.failcnt ${counters.failcnt}`,
     );
@@ -413,6 +477,8 @@ async function main(): Promise<number> {
       `  compaction:          ${compacted} partition(s) compacted, ${compactionFailures} failed (first sweep 300 s after start)`,
     );
     console.log(`  rejections by kind:  ${JSON.stringify(report.rejections)}`);
+    console.log('  queries by lane (served = HTTP 200; latency of served answers; refusals by kind):');
+    for (const line of laneTable(lanes, '    ')) console.log(line);
 
     const failures: string[] = [];
     if (loadError !== undefined) {
@@ -423,9 +489,26 @@ async function main(): Promise<number> {
     if (!aliveAtEnd) failures.push('the server died during the soak');
     if (report.exportsFailed > 0) failures.push(`${report.exportsFailed} export(s) failed`);
     if (loadError === undefined && report.exportsAcked === 0) failures.push('no export acknowledged');
-    if (loadError === undefined && rejected === 0)
-      failures.push('no query was refused (the heavy queries were not heavy enough)');
-    if (untyped.length > 0) failures.push(`untyped rejections: ${untyped.join(', ')}`);
+    if (loadError === undefined && Object.keys(lanes.storm.rejections).length === 0)
+      failures.push('no storm query was refused (the heavy queries were not heavy enough)');
+    for (const [name, lane] of Object.entries(lanes)) {
+      const untyped = untypedIn(lane.rejections);
+      if (untyped.length > 0) failures.push(`untyped ${name} refusals: ${untyped.join(', ')}`);
+    }
+    const dashboardServed = servedShare(lanes.dashboard);
+    if (loadError === undefined && DASHBOARD_CLIENTS > 0 && (dashboardServed ?? 0) < MIN_DASHBOARD_SERVED)
+      failures.push(
+        `dashboard lane served ${dashboardServed === undefined ? 'nothing' : `${(dashboardServed * 100).toFixed(2)} %`} (< ${(MIN_DASHBOARD_SERVED * 100).toFixed(2)} %)`,
+      );
+    if (endState !== undefined) {
+      if (endState.inFlight === undefined) failures.push(`${IN_FLIGHT_METRIC} is not in /metrics`);
+      else if (endState.inFlight !== 0) failures.push(`${endState.inFlight} permit(s) still held after the load`);
+      if (endState.poolReserved === undefined) failures.push(`${POOL_RESERVED_METRIC} is not in /metrics`);
+      else if (endState.poolReserved !== 0)
+        failures.push(`${endState.poolReserved} B still reserved on the pool after the load`);
+    } else if (aliveAtEnd) {
+      failures.push(`/metrics unreadable after the load: ${String(endStateError)}`);
+    }
     if (report.queryTransportRetries > 0)
       failures.push(
         `${report.queryTransportRetries} query request(s) failed at the transport (the server closed a connection the client reused)`,

@@ -1,11 +1,20 @@
 /**
  * @module grow-outcome
  * The value a reservation attempt returns, and the rule that classifies a refusal: the query's
- * `needed` bytes (what it held plus what it asked for) against the whole pool.
+ * `needed` bytes (what it held plus what it asked for) against its own ceiling first, then the whole pool.
  */
 
-/** Why the shared pool refused a `tryGrow`: `needed > poolSize` is a size problem (422), otherwise contention (503). */
+/**
+ * Why a `tryGrow` was refused: past the query's own ceiling or `needed > poolSize` is a size problem (422),
+ * otherwise contention (503).
+ */
 export type MemoryRefusalKind = 'query_memory_limit' | 'query_memory_contended';
+
+/**
+ * Which ceiling refused: `pool` is the shared pool (`querier.limits.memory_pool_bytes`), `query` the query's own
+ * `maxBytes` (`querier.limits.max_query_memory_bytes`).
+ */
+export type MemoryCeiling = 'pool' | 'query';
 
 /** A refused `tryGrow`, with the figures the user-facing message and the server log report. */
 export interface GrowRefused {
@@ -19,6 +28,10 @@ export interface GrowRefused {
   readonly requested: number;
   /** The shared pool's size in bytes. */
   readonly poolSize: number;
+  /** The ceiling that refused. A `query` refusal is always `query_memory_limit` and never touched the pool total. */
+  readonly ceiling: MemoryCeiling;
+  /** That ceiling in bytes: `poolSize` for `pool`, the query's `maxBytes` for `query`. */
+  readonly ceilingBytes: number;
 }
 
 /** The outcome of `QueryReservation.tryGrow`. */
@@ -40,7 +53,7 @@ export function classifyRefusal(needed: number, poolSize: number): MemoryRefusal
   return needed > poolSize ? 'query_memory_limit' : 'query_memory_contended';
 }
 
-/** Builds the refusal value for a request of `requested` bytes by a query holding `held`. */
+/** Builds the refusal value for a request of `requested` bytes by a query holding `held` that the pool refused. */
 export function refusal(held: number, requested: number, poolSize: number): GrowRefused {
   const needed = held + requested;
   return Object.freeze({
@@ -50,5 +63,24 @@ export function refusal(held: number, requested: number, poolSize: number): Grow
     held,
     requested,
     poolSize,
+    ceiling: 'pool',
+    ceilingBytes: poolSize,
+  });
+}
+
+/**
+ * Builds the refusal value for a request that would take the query past its own `maxBytes`: always "ask for
+ * less", since retrying the same query can never fit under the same ceiling.
+ */
+export function queryCeilingRefusal(held: number, requested: number, poolSize: number, maxBytes: number): GrowRefused {
+  return Object.freeze({
+    status: 'refused',
+    kind: 'query_memory_limit',
+    needed: held + requested,
+    held,
+    requested,
+    poolSize,
+    ceiling: 'query',
+    ceilingBytes: maxBytes,
   });
 }

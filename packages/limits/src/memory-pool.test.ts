@@ -73,6 +73,137 @@ describe('refusal classification', () => {
   });
 });
 
+describe('per-query ceiling (maxBytes)', () => {
+  test('a grow past the query ceiling is a query_memory_limit naming the query ceiling; the pool total is untouched', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const other = pool.createQuery('other');
+    assert.equal(other.tryGrow(100).status, 'ok');
+    const q = pool.createQuery('q', { maxBytes: 300 });
+    assert.equal(q.tryGrow(200).status, 'ok');
+    let hookRan = false;
+    setBeforeGrowCommitHook(() => (hookRan = true));
+    let r;
+    try {
+      r = refused(q.tryGrow(101));
+    } finally {
+      setBeforeGrowCommitHook(null);
+    }
+    assert.equal(hookRan, false, 'the refusal never reached the pool total’s compare-and-swap');
+    assert.deepEqual(
+      { ...r },
+      {
+        status: 'refused',
+        kind: 'query_memory_limit',
+        needed: 301,
+        held: 200,
+        requested: 101,
+        poolSize: 1000,
+        ceiling: 'query',
+        ceilingBytes: 300,
+      },
+    );
+    assert.equal(q.lastRefusal, r);
+    assert.equal(q.held, 200);
+    assert.equal(pool.reserved(), 300);
+    assert.equal(sumHeld(pool), pool.reserved());
+    assert.equal(q.tryGrow(100).status, 'ok', 'exactly the ceiling fits');
+    assert.equal(q.held, 300);
+    q.shrink(50);
+    assert.equal(q.tryGrow(50).status, 'ok', 'room given back under the ceiling is usable again');
+  });
+
+  test('under its ceiling, a query refused by a full pool is contended (needed ≤ maxBytes ≤ pool)', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const hog = pool.createQuery('hog');
+    assert.equal(hog.tryGrow(900).status, 'ok');
+    const q = pool.createQuery('q', { maxBytes: 1000 });
+    const r = refused(q.tryGrow(1000));
+    assert.deepEqual([r.kind, r.ceiling, r.ceilingBytes], ['query_memory_contended', 'pool', 1000]);
+    const capped = pool.createQuery('capped', { maxBytes: 500 });
+    assert.deepEqual(
+      [refused(capped.tryGrow(501)).ceiling, refused(capped.tryGrow(500)).kind],
+      ['query', 'query_memory_contended'],
+      'the query ceiling is checked first; within it the pool decides',
+    );
+    // Without a ceiling the pool is the only one, and its refusals say so.
+    hog.releaseAll();
+    const lone = pool.createQuery('lone');
+    const over = refused(lone.tryGrow(1001));
+    assert.deepEqual([over.kind, over.ceiling, over.ceilingBytes], ['query_memory_limit', 'pool', 1000]);
+  });
+
+  test('maxBytes outside (0, pool size] or not an integer is a wiring bug, and claims no slot', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000, maxQueries: 1 });
+    for (const maxBytes of [0, -1, 1.5, Number.NaN, 1001, Number.MAX_SAFE_INTEGER + 1]) {
+      assert.throws(() => pool.createQuery('q', { maxBytes }), RangeError, String(maxBytes));
+    }
+    const q = pool.createQuery('q', { maxBytes: 1000 }); // the only slot is still free
+    assert.equal(q.tryGrow(1000).status, 'ok');
+  });
+
+  test('a ceiling set in a worker refuses there and leaves the shared total alone', async () => {
+    const pool = createMemoryPool({ sizeBytes: 10 * MiB });
+    const worker = new Worker(new URL('./testing/pool-hold-worker.js', import.meta.url), {
+      workerData: { pool: pool.shared, queryId: 'capped', bytes: 3 * MiB, maxBytes: 2 * MiB },
+    });
+    const [report] = await Promise.all([
+      new Promise<{ threadId: number; status: string; held: number; ceiling: string | null }>((resolve) =>
+        worker.once('message', resolve),
+      ),
+      new Promise<number>((resolve) => worker.once('exit', resolve)),
+    ]);
+    assert.deepEqual([report.status, report.ceiling, report.held], ['refused', 'query', 0]);
+    assert.equal(pool.reserved(), 0);
+    assert.equal(pool.releaseThread(report.threadId), 0);
+  });
+
+  test('property: with random ceilings, the query ceiling refuses first, and only the pool ever moves the total', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }),
+        fc.array(fc.record({ q: fc.nat(2), bytes: fc.nat(700), shrink: fc.boolean() }), { maxLength: 100 }),
+        (size, fractions, ops) => {
+          const pool = createMemoryPool({ sizeBytes: size, maxQueries: 3 });
+          const caps = fractions.map((f) => Math.max(1, Math.floor(f * size)));
+          const rs = caps.map((maxBytes, q) => pool.createQuery(`q${q}`, { maxBytes }));
+          const model = [0, 0, 0];
+          for (const o of ops) {
+            const held = model[o.q] ?? 0;
+            const cap = caps[o.q] ?? 0;
+            const r = rs[o.q];
+            if (!r) continue;
+            if (o.shrink) {
+              const bytes = Math.min(held, o.bytes);
+              r.shrink(bytes);
+              model[o.q] = held - bytes;
+              continue;
+            }
+            const total = model.reduce((s, h) => s + h, 0);
+            const out = r.tryGrow(o.bytes);
+            if (o.bytes > 0 && held + o.bytes > cap) {
+              const x = refused(out);
+              assert.deepEqual([x.kind, x.ceiling, x.ceilingBytes], ['query_memory_limit', 'query', cap]);
+            } else if (total + o.bytes > size) {
+              const x = refused(out);
+              assert.deepEqual([x.kind, x.ceiling], ['query_memory_contended', 'pool'], 'needed ≤ cap ≤ pool');
+            } else {
+              assert.equal(out.status, 'ok');
+              model[o.q] = held + o.bytes;
+            }
+            assert.equal(
+              pool.reserved(),
+              model.reduce((s, h) => s + h, 0),
+            );
+            assert.ok(r.held <= cap);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('reservation accounting', () => {
   test('RFC0058.2: a consumer dropped mid-query leaves neither the pool nor the per-query count stale', () => {
     const pool = createMemoryPool({ sizeBytes: 1000 });

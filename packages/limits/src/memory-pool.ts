@@ -51,6 +51,16 @@ export interface SharedMemoryPoolHandle {
   readonly buffer: SharedArrayBuffer;
 }
 
+/** Options of {@link MemoryPool.createQuery}. */
+export interface CreateQueryOptions {
+  /**
+   * The query's own ceiling (`querier.limits.max_query_memory_bytes`): a positive safe integer ≤ the pool size.
+   * A grow that would take the query's held bytes past it is refused as `query_memory_limit` (ceiling `query`)
+   * without touching the pool total. Absent: the query is bounded by the pool alone.
+   */
+  readonly maxBytes?: number;
+}
+
 /** One query's figures in the slot table, for the server log and for audits. */
 export interface PoolConsumer {
   readonly queryId: string;
@@ -75,11 +85,12 @@ export interface MemoryPool {
   /** `size - reserved()`. */
   available(): number;
   /**
-   * Starts a query's accounting: claims a slot labelled `queryId`.
-   * @throws Error when every slot is taken (more running queries than `maxQueries`: a wiring bug, since the
-   * admission gate bounds concurrency).
+   * Starts a query's accounting: claims a slot labelled `queryId`, with an optional per-query ceiling.
+   * @throws RangeError when `options.maxBytes` is not a positive safe integer ≤ `size` (a wiring bug: configuration
+   * validation happens earlier). Error when every slot is taken (more running queries than `maxQueries`: a wiring
+   * bug, since the admission gate bounds concurrency).
    */
-  createQuery(queryId: string): QueryReservation;
+  createQuery(queryId: string, options?: CreateQueryOptions): QueryReservation;
   /** Every live reservation, in slot order. */
   consumers(): PoolConsumer[];
   /** The `n` largest holders, largest first (for the server log of a refusal, never the response). */
@@ -156,7 +167,13 @@ class SharedPool implements MemoryPool {
     return this.size - this.reserved();
   }
 
-  createQuery(queryId: string): QueryReservation {
+  createQuery(queryId: string, options?: CreateQueryOptions): QueryReservation {
+    const maxBytes = options?.maxBytes;
+    if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < 1 || maxBytes > this.size)) {
+      throw new RangeError(
+        `maxBytes must be a positive integer no larger than the pool size ${this.size}, got ${String(maxBytes)}`,
+      );
+    }
     const cells = this.#cells;
     const { words } = cells;
     for (let slot = 0; slot < cells.slots; slot++) {
@@ -169,7 +186,7 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
       writeSlotId(cells, slot, queryId);
       Atomics.store(words, owner, ticket); // publishes the id and figures above
-      return new SlotReservation(cells, slot, ticket, queryId);
+      return new SlotReservation(cells, slot, ticket, queryId, maxBytes);
     }
     throw new Error(
       `memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`,

@@ -4,7 +4,7 @@
  * pool total and to this query's slot in the same call, so a refusal can be classified from what the query held,
  * and the main thread can see (and, after a worker's death, release) what each query holds.
  */
-import { GROW_OK, refusal } from './grow-outcome.js';
+import { GROW_OK, queryCeilingRefusal, refusal } from './grow-outcome.js';
 import type { GrowOutcome, GrowRefused } from './grow-outcome.js';
 import { H_RESERVED, S_HELD, S_OWNER, S_PEAK, checkBytes, releaseSlot, slotWord } from './pool-layout.js';
 import type { PoolCells } from './pool-layout.js';
@@ -23,7 +23,8 @@ export interface QueryReservation {
   /** True after `releaseAll` (or after the main thread released this query's slot). */
   readonly released: boolean;
   /**
-   * Reserves `bytes` more if the pool has room; never waits. 0 bytes always succeeds.
+   * Reserves `bytes` more if the query stays within its own ceiling (when it has one) and the pool has room; never
+   * waits. 0 bytes always succeeds. A request past the query's ceiling is refused before the pool is consulted.
    * @throws RangeError when `bytes` is not a non-negative safe integer; Error when used after release.
    */
   tryGrow(bytes: number): GrowOutcome;
@@ -36,7 +37,6 @@ export interface QueryReservation {
   releaseAll(): number;
 }
 
-/** Implementation: owns slot `slot` while the slot carries `ticket`. */
 /**
  * Test seam (a deterministic pause hook): when set, runs in this thread after a grow has read the
  * pool total and before its compare-exchange, so a test can move the total in between and prove the lost race is
@@ -49,19 +49,26 @@ export function setBeforeGrowCommitHook(hook: (() => void) | null): void {
   beforeGrowCommit = hook;
 }
 
+/**
+ * Implementation: owns slot `slot` while the slot carries `ticket`. The per-query ceiling lives here, not in the
+ * shared buffer: only `tryGrow` reads it, and that runs in the thread that created this object, the one thread
+ * that grows this slot.
+ */
 export class SlotReservation implements QueryReservation {
   readonly queryId: string;
   #cells: PoolCells;
   #slot: number;
   #ticket: bigint;
+  #maxBytes: bigint | undefined;
   #released = false;
   #lastRefusal: GrowRefused | undefined;
 
-  constructor(cells: PoolCells, slot: number, ticket: bigint, queryId: string) {
+  constructor(cells: PoolCells, slot: number, ticket: bigint, queryId: string, maxBytes: number | undefined) {
     this.#cells = cells;
     this.#slot = slot;
     this.#ticket = ticket;
     this.queryId = queryId;
+    this.#maxBytes = maxBytes === undefined ? undefined : BigInt(maxBytes);
   }
 
   get held(): number {
@@ -83,6 +90,15 @@ export class SlotReservation implements QueryReservation {
     if (bytes === 0) return GROW_OK;
     const { words, size } = this.#cells;
     const add = BigInt(bytes);
+    if (this.#maxBytes !== undefined) {
+      // Checked before the pool total is read, so a query over its own ceiling never moves the total.
+      const held = Atomics.load(words, slotWord(this.#slot, S_HELD));
+      if (held + add > this.#maxBytes) {
+        const refused = queryCeilingRefusal(Number(held), bytes, Number(size), Number(this.#maxBytes));
+        this.#lastRefusal = refused;
+        return refused;
+      }
+    }
     // Greedy pool: first come, first served, refused only on the process total.
     for (;;) {
       const current = Atomics.load(words, H_RESERVED);

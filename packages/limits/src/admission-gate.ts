@@ -5,15 +5,26 @@
  * step with no `await` between them — so a burst of arrivals can never overfill the queue, and the order is
  * strict arrival order (a stronger guarantee than "FIFO among waiters"). A released permit goes
  * straight to the oldest waiter, so a later arrival cannot overtake the queue.
+ *
+ * Per-tenant share: each tenant's running plus queued queries are counted, and an arrival whose tenant already has
+ * `maxPerTenant` of them is refused before the queue is considered, so one tenant cannot fill the queue that every
+ * tenant shares.
  */
 
 /** Why admission refused a query (all answer 503 without Retry-After). */
-export type AdmitRejectionKind = 'query_queue_full' | 'query_queue_timeout' | 'cancelled';
+export type AdmitRejectionKind = 'query_queue_full' | 'query_queue_timeout' | 'query_tenant_busy' | 'cancelled';
 
-/** An admission refusal, with the figure its message reports. */
+/** An admission refusal, with the figures its message reports. */
 export type AdmitRejected =
   | { readonly status: 'rejected'; readonly kind: 'query_queue_full'; readonly maxQueued: number }
-  | { readonly status: 'rejected'; readonly kind: 'query_queue_timeout'; readonly waitedMs: number }
+  | {
+      readonly status: 'rejected';
+      readonly kind: 'query_queue_timeout';
+      readonly waitedMs: number;
+      /** `queue_timeout_ms`. */
+      readonly queueTimeoutMs: number;
+    }
+  | { readonly status: 'rejected'; readonly kind: 'query_tenant_busy'; readonly maxPerTenant: number }
   | { readonly status: 'rejected'; readonly kind: 'cancelled' };
 
 /** The outcome of {@link AdmissionGate.acquire}. */
@@ -41,6 +52,11 @@ export interface AdmissionGateOptions {
   readonly maxQueued: number;
   /** `queue_timeout_ms`: integer ≥ 1. */
   readonly queueTimeoutMs: number;
+  /**
+   * `max_concurrent_queries_per_tenant`: integer ≥ 1, the most queries one tenant may have running and queued
+   * together. Absent: no per-tenant cap (loads are still counted for {@link AdmissionGate.tenantLoad}).
+   */
+  readonly maxPerTenant?: number;
   /** Millisecond clock for `waitedMs`. Default `performance.now`. */
   readonly now?: () => number;
   /** Default the global `setTimeout`/`clearTimeout`. */
@@ -50,20 +66,25 @@ export interface AdmissionGateOptions {
 /** One process-wide gate, shared by every query entry point. */
 export interface AdmissionGate {
   /**
-   * Asks for a permit: admitted at once when one is free; otherwise waits in the FIFO if a slot is free, until a
-   * permit is handed over (`admitted`), the timeout passes (`query_queue_timeout`) or `signal` aborts
-   * (`cancelled`); otherwise `query_queue_full` at once. Never rejects the promise.
+   * Asks for a permit on behalf of `tenant`: `query_tenant_busy` at once when that tenant already has
+   * `maxPerTenant` queries running or queued; else admitted at once when a permit is free; otherwise waits in the
+   * FIFO if a slot is free, until a permit is handed over (`admitted`), the timeout passes (`query_queue_timeout`)
+   * or `signal` aborts (`cancelled`); otherwise `query_queue_full` at once. Without `tenant` the query counts
+   * against no tenant. Never rejects the promise.
    */
-  acquire(signal?: AbortSignal): Promise<AdmitOutcome>;
+  acquire(signal?: AbortSignal, tenant?: string): Promise<AdmitOutcome>;
   /** Queries waiting now. */
   queueDepth(): number;
   /** Permits held now. */
   inFlight(): number;
+  /** Queries `tenant` has running or queued now (0 for a tenant never seen). */
+  tenantLoad(tenant: string): number;
 }
 
 interface Waiter {
   readonly resolve: (outcome: AdmitOutcome) => void;
   readonly since: number;
+  readonly tenant: string | undefined;
   timer: unknown;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
@@ -89,11 +110,23 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
   checkInt('maxConcurrent', maxConcurrent, 1);
   checkInt('maxQueued', maxQueued, 0);
   checkInt('queueTimeoutMs', queueTimeoutMs, 1);
+  const { maxPerTenant } = options;
+  if (maxPerTenant !== undefined) checkInt('maxPerTenant', maxPerTenant, 1);
   const now = options.now ?? (() => performance.now());
   const timers = options.timers ?? defaultTimers;
   const waiters: Waiter[] = [];
   let running = 0;
+  // Running + queued per tenant; a tenant at 0 is deleted so the map holds only tenants with live queries.
+  const loads = new Map<string, number>();
 
+  const count = (tenant: string | undefined, delta: 1 | -1): void => {
+    if (tenant === undefined) return;
+    const load = (loads.get(tenant) ?? 0) + delta;
+    if (load > 0) loads.set(tenant, load);
+    else loads.delete(tenant);
+  };
+
+  // Leaves the queue; the caller settles the tenant count (a handover keeps it, a timeout or cancel drops it).
   const remove = (w: Waiter): boolean => {
     const i = waiters.indexOf(w);
     if (i < 0) return false;
@@ -103,7 +136,7 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
     return true;
   };
 
-  const makePermit = (): Permit => {
+  const makePermit = (tenant: string | undefined): Permit => {
     let released = false;
     return {
       get released() {
@@ -112,10 +145,12 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
       release() {
         if (released) return;
         released = true;
+        count(tenant, -1);
         const next = waiters[0];
         if (next) {
+          // The permit passes on; `running` is unchanged and the waiter's tenant already counts it.
           remove(next);
-          next.resolve({ status: 'admitted', permit: makePermit() }); // the permit passes on; `running` is unchanged
+          next.resolve({ status: 'admitted', permit: makePermit(next.tenant) });
         } else {
           running--;
         }
@@ -124,25 +159,38 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
   };
 
   return {
-    acquire(signal?: AbortSignal): Promise<AdmitOutcome> {
+    acquire(signal?: AbortSignal, tenant?: string): Promise<AdmitOutcome> {
       if (signal?.aborted) return Promise.resolve({ status: 'rejected', kind: 'cancelled' });
+      if (tenant !== undefined && maxPerTenant !== undefined && (loads.get(tenant) ?? 0) >= maxPerTenant) {
+        return Promise.resolve({ status: 'rejected', kind: 'query_tenant_busy', maxPerTenant });
+      }
       if (running < maxConcurrent && waiters.length === 0) {
         running++;
-        return Promise.resolve({ status: 'admitted', permit: makePermit() });
+        count(tenant, 1);
+        return Promise.resolve({ status: 'admitted', permit: makePermit(tenant) });
       }
       if (waiters.length >= maxQueued) {
         return Promise.resolve({ status: 'rejected', kind: 'query_queue_full', maxQueued });
       }
+      count(tenant, 1);
       return new Promise<AdmitOutcome>((resolve) => {
-        const w: Waiter = { resolve, since: now(), timer: undefined, signal, onAbort: undefined };
+        const w: Waiter = { resolve, since: now(), tenant, timer: undefined, signal, onAbort: undefined };
         waiters.push(w);
         w.timer = timers.setTimeout(() => {
-          if (remove(w))
-            resolve({ status: 'rejected', kind: 'query_queue_timeout', waitedMs: Math.max(0, now() - w.since) });
+          if (!remove(w)) return;
+          count(tenant, -1);
+          resolve({
+            status: 'rejected',
+            kind: 'query_queue_timeout',
+            waitedMs: Math.max(0, now() - w.since),
+            queueTimeoutMs,
+          });
         }, queueTimeoutMs);
         if (signal) {
           w.onAbort = () => {
-            if (remove(w)) resolve({ status: 'rejected', kind: 'cancelled' });
+            if (!remove(w)) return;
+            count(tenant, -1);
+            resolve({ status: 'rejected', kind: 'cancelled' });
           };
           signal.addEventListener('abort', w.onAbort, { once: true });
         }
@@ -150,6 +198,7 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
     },
     queueDepth: () => waiters.length,
     inFlight: () => running,
+    tenantLoad: (tenant) => loads.get(tenant) ?? 0,
   };
 }
 

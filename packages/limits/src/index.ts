@@ -4,10 +4,16 @@
  * reservations, the admission gate, pool sizing from the cgroup/meminfo limit, result byte budgets and the typed
  * rejections. The only package that counts query bytes.
  */
-export type { GrowOutcome, GrowRefused, MemoryRefusalKind } from './grow-outcome.js';
+export type { GrowOutcome, GrowRefused, MemoryCeiling, MemoryRefusalKind } from './grow-outcome.js';
 export { classifyRefusal } from './grow-outcome.js';
 export type { QueryReservation } from './query-reservation.js';
-export type { MemoryPool, MemoryPoolOptions, PoolConsumer, SharedMemoryPoolHandle } from './memory-pool.js';
+export type {
+  CreateQueryOptions,
+  MemoryPool,
+  MemoryPoolOptions,
+  PoolConsumer,
+  SharedMemoryPoolHandle,
+} from './memory-pool.js';
 export { createMemoryPool, attachMemoryPool, DEFAULT_QUERY_SLOTS } from './memory-pool.js';
 export type { CgroupLimit, MemoryReading, MemorySource, MemorySourcePaths } from './memory-source.js';
 export { createMemorySource, V1_UNLIMITED_THRESHOLD } from './memory-source.js';
@@ -50,3 +56,5 @@ export {
   limitErrorFromRefusal,
   limitErrorStatus,
 } from './limit-errors.js';
+export type { LimitErrorDetails } from './limit-error-details.js';
+export { limitErrorDetails } from './limit-error-details.js';

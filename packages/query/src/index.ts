@@ -71,7 +71,14 @@ export {
   printTime,
 } from './printer.js';
 export { parseStructuredQuery } from './structured.js';
-export { mediaType, parseRequestBody } from './request-body.js';
+export {
+  checkRequestedTimeout,
+  mediaType,
+  parseQueryRequest,
+  parseRequestBody,
+  TIMEOUT_KEY,
+  type QueryRequest,
+} from './request-body.js';
 export type { TimeWindow } from './window.js';
 export { aggregationStage, effectiveLimit, effectiveWindow, resolveTime, resolveTimes } from './window.js';
 export { DURATION_UNIT_NS, formatDuration, formatTimestamp, parseTimestamp } from './time-text.js';

@@ -155,7 +155,7 @@ describe('request body modes', () => {
     assert.ok(!extra.ok);
     assert.equal(
       extra.error.message,
-      '$: {"query": "<dsl>"} takes no other keys, got "limit"; put stages such as limit in the DSL text',
+      '$: {"query": "<dsl>"} takes no other keys but "timeout_ms", got "limit"; put stages such as limit in the DSL text',
     );
     const list = parseRequestBody('application/json', JSON.stringify({ query: ['true'] }));
     assert.ok(!list.ok);

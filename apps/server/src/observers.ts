@@ -128,12 +128,12 @@ export function createQueryObserver(meter: Meter): QueryObserver {
 }
 
 /**
- * Samples the pool and the admission queue into their gauges every `intervalMs` and whenever `sample()` is called
+ * Samples the pool, the admission queue and the permits held into their gauges every `intervalMs` and whenever `sample()` is called
  * (the `/metrics` handler calls it, so a scrape always sees the current figures).
  */
 export function samplePoolGauges(
   meter: Meter,
-  read: () => { reserved: number; limit: number; queueDepth: number },
+  read: () => { reserved: number; limit: number; queueDepth: number; inFlight: number },
   intervalMs = 1000,
 ): { sample(): void; stop(): void } {
   const m = createQueryMetrics(meter);
@@ -142,6 +142,7 @@ export function samplePoolGauges(
     m.poolReserved.record(v.reserved);
     m.poolLimit.record(v.limit);
     m.queueDepth.record(v.queueDepth);
+    m.inFlight.record(v.inFlight);
   };
   sample();
   const timer = setInterval(sample, intervalMs);

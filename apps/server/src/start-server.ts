@@ -121,6 +121,7 @@ export async function startServer(
       reserved: q.pool.reserved(),
       limit: q.pool.size,
       queueDepth: q.queueDepth(),
+      inFlight: q.inFlight(),
     }));
     log.info('querier started', {
       http: `${q.address.address}:${q.address.port}`,

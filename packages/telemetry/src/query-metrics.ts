@@ -9,6 +9,7 @@ import type { InstrumentFor } from './create-instrument.js';
 import {
   ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
   METRIC_SLUICE_QUERY_DURATION,
+  METRIC_SLUICE_QUERY_IN_FLIGHT,
   METRIC_SLUICE_QUERY_POOL_LIMIT,
   METRIC_SLUICE_QUERY_POOL_RESERVED,
   METRIC_SLUICE_QUERY_QUEUE_DEPTH,
@@ -29,6 +30,8 @@ export interface QueryMetrics {
   readonly poolLimit: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LIMIT>;
   /** `sluice.query.queue.depth` gauge, `{query}` waiting for a permit. */
   readonly queueDepth: InstrumentFor<typeof METRIC_SLUICE_QUERY_QUEUE_DEPTH>;
+  /** `sluice.query.in_flight` gauge, `{query}` holding an admission permit. */
+  readonly inFlight: InstrumentFor<typeof METRIC_SLUICE_QUERY_IN_FLIGHT>;
 }
 
 /**
@@ -45,5 +48,6 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
     poolReserved: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_RESERVED),
     poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
     queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
+    inFlight: createInstrument(meter, METRIC_SLUICE_QUERY_IN_FLIGHT),
   };
 }

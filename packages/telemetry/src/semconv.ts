@@ -257,6 +257,11 @@ export const METRIC_SLUICE_QUERY_QUEUE_DEPTH = 'sluice.query.queue.depth';
 /** Attributes a {@link METRIC_SLUICE_QUERY_QUEUE_DEPTH} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryQueueDepthAttributes = Readonly<Record<string, never>>;
 
+/** `sluice.query.in_flight` (gauge, `{query}`): Admission permits held now (queries executing or sending their response). */
+export const METRIC_SLUICE_QUERY_IN_FLIGHT = 'sluice.query.in_flight';
+/** Attributes a {@link METRIC_SLUICE_QUERY_IN_FLIGHT} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryInFlightAttributes = Readonly<Record<string, never>>;
+
 /** `sluice.connection.refused` (counter, `{connection}`): Connections refused because their listener was at its connection cap (the max_*connections keys). */
 export const METRIC_SLUICE_CONNECTION_REFUSED = 'sluice.connection.refused';
 /** Attributes a {@link METRIC_SLUICE_CONNECTION_REFUSED} data point may carry; only `required` ones are mandatory. */
@@ -474,6 +479,13 @@ export const METRICS = {
     description: 'Queries waiting in the admission queue for a permit.',
     attributes: [],
   },
+  [METRIC_SLUICE_QUERY_IN_FLIGHT]: {
+    name: METRIC_SLUICE_QUERY_IN_FLIGHT,
+    instrument: 'gauge',
+    unit: '{query}',
+    description: 'Admission permits held now (queries executing or sending their response).',
+    attributes: [],
+  },
   [METRIC_SLUICE_CONNECTION_REFUSED]: {
     name: METRIC_SLUICE_CONNECTION_REFUSED,
     instrument: 'counter',
@@ -542,6 +554,7 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
+  readonly [METRIC_SLUICE_QUERY_IN_FLIGHT]: SluiceQueryInFlightAttributes;
   readonly [METRIC_SLUICE_CONNECTION_REFUSED]: SluiceConnectionRefusedAttributes;
   readonly [METRIC_SLUICE_COMPACTION_PARTITIONS]: SluiceCompactionPartitionsAttributes;
   readonly [METRIC_SLUICE_COMPACTION_ROWS]: SluiceCompactionRowsAttributes;

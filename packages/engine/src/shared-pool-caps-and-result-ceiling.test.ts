@@ -391,6 +391,8 @@ async function runWrapped(pool: MemoryPool, text: string, refuseAt: number): Pro
           held: inner.held,
           requested: bytes,
           poolSize: inner.held,
+          ceiling: 'pool',
+          ceilingBytes: inner.held,
         };
         return refused;
       }

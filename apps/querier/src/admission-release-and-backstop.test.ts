@@ -156,6 +156,8 @@ interface HarnessOptions {
   readonly maxQueued?: number;
   readonly queueTimeoutMs?: number;
   readonly poolBytes?: number;
+  /** Per-query ceiling (default: the whole pool, as before the ceiling existed). */
+  readonly maxQueryBytes?: number;
   readonly limits?: Partial<QueryWorkerData['limits']>;
   /** A test worker pool; default real workers (one per permit). */
   readonly workers?: WorkerPool;
@@ -201,6 +203,7 @@ function harness(o: HarnessOptions = {}): Harness {
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
+        maxQueryBytes: o.maxQueryBytes ?? o.poolBytes ?? 64 << 20,
         limits: {
           defaultRows: 1000,
           maxRows: 10_000,
@@ -398,7 +401,13 @@ describe('RFC0058.5: admission waits, then rejects', () => {
     await until(() => h.gate.queueDepth() === 1, 'B waiting');
     const rpc = await mcpQuery(h, 'acme', SMALL);
     assert.equal(rpc.error?.code, -32603, JSON.stringify(rpc));
-    assert.deepEqual(rpc.error?.data, { kind: 'query_queue_full' });
+    assert.deepEqual(rpc.error?.data, {
+      kind: 'query_queue_full',
+      limit: 'querier.limits.max_queued_queries',
+      value: null,
+      ceiling: 1,
+      retryable: true,
+    });
     assert.match(rpc.error?.message ?? '', /querier\.limits\.max_queued_queries/);
     workers.autoFinish = true;
     workers.calls[0]?.finish();
@@ -583,9 +592,14 @@ describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
           const a = await query(h, tenant, statement);
           assert.equal(kindOf(a), kind, JSON.stringify(a.json));
           assert.equal(a.status, askForLess ? 422 : 503);
+          // The details: the limit's key, and whether retrying unchanged can help.
+          assert.match(a.json.error.limit, /^querier\.limits\./);
+          assert.equal(a.json.error.retryable, !askForLess);
         } else {
           const rpc = await mcpQuery(h, tenant, statement);
-          assert.deepEqual(rpc.error?.data, { kind }, JSON.stringify(rpc));
+          const { kind: dataKind, limit, retryable } = rpc.error?.data ?? {};
+          assert.deepEqual({ kind: dataKind, retryable }, { kind, retryable: !askForLess }, JSON.stringify(rpc));
+          assert.match(limit, /^querier\.limits\./);
           assert.equal(
             rpc.error?.code,
             askForLess ? -32600 : -32603,
@@ -624,7 +638,13 @@ describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
             const answer = await waiting;
             if (surface === 'http') assert.equal(kindOf(answer as Answer), 'query_queue_timeout');
             else
-              assert.deepEqual((answer as { error?: { data?: unknown } }).error?.data, { kind: 'query_queue_timeout' });
+              assert.deepEqual((answer as { error?: { data?: unknown } }).error?.data, {
+                kind: 'query_queue_timeout',
+                limit: 'querier.limits.queue_timeout_ms',
+                value: 200,
+                ceiling: 200,
+                retryable: true,
+              });
           });
           if (held.status === 'admitted') held.permit.release();
           assert.equal(h.pool.reserved(), 0);
@@ -695,7 +715,7 @@ describe('worker backstop (defence in depth behind the pool)', () => {
         const dead = await query(h, 'die', SMALL);
         assert.equal(dead.status, 500);
         assert.deepEqual(dead.json, {
-          error: { kind: 'internal', message: 'the query worker failed while running this query' },
+          error: { kind: 'internal', message: 'the query worker failed while running this query', retryable: false },
         });
         assert.equal(deaths.length, 1);
         assert.match(deaths[0]?.queryId ?? '', /^q\d+-\d+$/, 'the death is attributed to the running query');

@@ -151,7 +151,7 @@ describe('MCP tenant rule (the tenant comes from the header)', () => {
       ] as const) {
         const e = await refused(c.callTool({ name, arguments: args }));
         assert.equal(e.code, -32600, name);
-        assert.deepEqual(e.data, { kind: 'tenant_denied' }, name);
+        assert.deepEqual(e.data, { kind: 'tenant_denied', retryable: false }, name);
         assert.match(e.message, /is not this request's tenant/);
       }
       assert.equal(calls.length, 0, 'a refused call never reaches the query service');
@@ -228,7 +228,7 @@ describe('MCP errors are in our words, naming the field and the type', () => {
     [
       'unknown argument',
       call({ name: 'query_logs', arguments: { query: 'true', tenants: 'ab' } }),
-      /unknown argument 'tenants' for query_logs; its arguments are 'query', 'limit', 'tenant'/,
+      /unknown argument 'tenants' for query_logs; its arguments are 'query', 'limit', 'timeout_ms', 'tenant'/,
     ],
     [
       'unknown tool',

@@ -15,7 +15,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import type { AccessGate, AccessGrant } from '@sluice/edge';
 import { parseQuery } from '@sluice/query';
 import { checkToolArguments, type ToolDefinition, type ToolProperty } from './mcp-arguments.js';
-import { mcpErrorCodeFor, type QueryError } from './query-error.js';
+import { errorObject, mcpErrorCodeFor, type QueryError } from './query-error.js';
 import type { QueryService } from './query-service.js';
 import type { QueryJobKind } from './worker-protocol.js';
 
@@ -26,6 +26,13 @@ const TENANT_NOTE = "The tenant is the request's tenant header (X-Sluice-Tenant 
 const TENANT_ARGUMENT: ToolProperty = {
   type: 'string',
   description: "Optional, for older clients only: must equal the request's tenant (its tenant header); omit it",
+};
+
+/** The optional `timeout_ms` argument of every tool: a shorter deadline than querier.limits.query_timeout_ms. */
+const TIMEOUT_ARGUMENT: ToolProperty = {
+  type: 'integer',
+  minimum: 1,
+  description: 'Optional deadline for this call in ms; may shorten querier.limits.query_timeout_ms, never lengthen it',
 };
 
 /** The tools, as `tools/list` advertises them; their schemas are also what the arguments are checked against. */
@@ -42,6 +49,7 @@ export const TOOLS: readonly ToolDefinition[] = [
           minimum: 0,
           description: 'Hard cap on returned records (clamped to querier.limits.max_rows)',
         },
+        timeout_ms: TIMEOUT_ARGUMENT,
         tenant: TENANT_ARGUMENT,
       },
       required: ['query'],
@@ -53,7 +61,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     description: `List the tenant's log templates: {"templates":[{template_id, version, rendered_template}]}. ${TENANT_NOTE} ${DATA_NOTE}`,
     inputSchema: {
       type: 'object',
-      properties: { tenant: TENANT_ARGUMENT },
+      properties: { timeout_ms: TIMEOUT_ARGUMENT, tenant: TENANT_ARGUMENT },
       required: [],
       additionalProperties: false,
     },
@@ -66,6 +74,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       properties: {
         from: { type: 'string', description: 'Window start: RFC 3339, integer ns, now, or relative like -7d' },
         to: { type: 'string', description: 'Window end (exclusive), in the same forms' },
+        timeout_ms: TIMEOUT_ARGUMENT,
         tenant: TENANT_ARGUMENT,
       },
       required: ['from', 'to'],
@@ -80,11 +89,13 @@ export const TOOLS: readonly ToolDefinition[] = [
  */
 class ToolError extends Error {
   readonly code: number;
-  readonly data: { readonly kind: QueryError['kind'] };
+  readonly data: { readonly kind: QueryError['kind'] } & Readonly<Record<string, unknown>>;
   constructor(error: QueryError) {
     super(error.message);
     this.code = mcpErrorCodeFor(error.kind);
-    this.data = { kind: error.kind };
+    // The same fields as the /v1/query error object, less the message (it is the JSON-RPC message).
+    const { message: _message, ...data } = errorObject(error);
+    this.data = { ...data, kind: error.kind };
   }
 }
 
@@ -153,7 +164,11 @@ export function createMcpServer(options: McpServerOptions, signal?: AbortSignal)
       default:
         fail({ kind: 'invalid_query', message: `unknown tool '${tool.name}'` });
     }
-    const outcome = await options.service.run(options.grant.tenant, job, signal);
+    const timeoutMs = args['timeout_ms'];
+    const outcome = await options.service.run(options.grant.tenant, job, {
+      ...(signal ? { signal } : {}),
+      timeoutMs: typeof timeoutMs === 'number' ? timeoutMs : null,
+    });
     if (outcome.status === 'cancelled') fail({ kind: 'internal', message: 'the request was cancelled' });
     if (outcome.status === 'error') fail(outcome.error);
     try {

@@ -14,7 +14,7 @@ import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import { PROBE_PATHS, answerProbe, type Probes } from '@sluice/core';
 import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
-import { parseRequestBody } from '@sluice/query';
+import { checkRequestedTimeout, parseQueryRequest } from '@sluice/query';
 import { handleMcpRequest } from './mcp-endpoint.js';
 import { errorEnvelope, httpStatusFor, type QueryError } from './query-error.js';
 import type { QueryService } from './query-service.js';
@@ -60,6 +60,26 @@ function refusalResponse(c: AppContext, access: AccessGate, refusal: AccessRefus
 }
 
 const PROBES = new Set(PROBE_PATHS);
+
+/** The request header that asks for a shorter deadline than `querier.limits.query_timeout_ms`, in ms. */
+export const QUERY_TIMEOUT_HEADER = 'X-Sluice-Query-Timeout-Ms';
+
+/**
+ * The deadline a request asks for: the header and the body's `timeout_ms` (the smaller when both are given).
+ * @returns `null` when neither is given, or a message naming the bad one
+ */
+function requestedTimeout(
+  c: AppContext,
+  bodyTimeoutMs: number | null,
+): { ok: true; value: number | null } | { ok: false; error: string } {
+  const values = headerValues(c, QUERY_TIMEOUT_HEADER);
+  if (values.length > 1) return { ok: false, error: `${QUERY_TIMEOUT_HEADER} must be given at most once` };
+  if (values.length === 0) return { ok: true, value: bodyTimeoutMs };
+  const text = values[0]!.trim();
+  const header = checkRequestedTimeout(QUERY_TIMEOUT_HEADER, /^[0-9]{1,16}$/.test(text) ? Number(text) : text);
+  if (!header.ok) return header;
+  return { ok: true, value: bodyTimeoutMs === null ? header.value : Math.min(header.value, bodyTimeoutMs) };
+}
 
 /** Builds the hono app. */
 export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpBindings }> {
@@ -111,12 +131,14 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     }
     if (body.status === 'invalid_utf8')
       return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
-    const parsed = parseRequestBody(c.req.header('content-type'), body.text);
+    const parsed = parseQueryRequest(c.req.header('content-type'), body.text);
     if (!parsed.ok) return errorResponse(c, { kind: 'invalid_query', message: parsed.error.message });
+    const timeout = requestedTimeout(c, parsed.value.timeoutMs);
+    if (!timeout.ok) return errorResponse(c, { kind: 'invalid_query', message: timeout.error });
     const outcome = await options.service.run(
       admitted.value.tenant,
-      { kind: 'query', query: parsed.value },
-      c.req.raw.signal,
+      { kind: 'query', query: parsed.value.query },
+      { signal: c.req.raw.signal, timeoutMs: timeout.value },
     );
     if (outcome.status === 'cancelled') return c.body(null, 499 as never);
     if (outcome.status === 'error') return errorResponse(c, outcome.error);

@@ -4,7 +4,7 @@
  * and one for the MCP JSON-RPC error code, so a new kind fails compilation until both surfaces map it.
  */
 import { assertNever } from '@sluice/core';
-import { limitErrorStatus, type LimitErrorKind } from '@sluice/limits';
+import { limitErrorStatus, type LimitErrorDetails, type LimitErrorKind } from '@sluice/limits';
 
 /** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
 export type QueryErrorKind =
@@ -22,6 +22,8 @@ export type QueryErrorKind =
 export interface QueryError {
   readonly kind: QueryErrorKind;
   readonly message: string;
+  /** For a limit rejection: the config key, what the query needed or did, the configured value. */
+  readonly details?: Pick<LimitErrorDetails, 'limit' | 'value' | 'ceiling'>;
 }
 
 /**
@@ -45,9 +47,12 @@ export function httpStatusFor(kind: QueryErrorKind): 400 | 401 | 403 | 413 | 422
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':
+    case 'query_time_limit':
     case 'query_memory_contended':
     case 'query_queue_full':
     case 'query_queue_timeout':
+    case 'query_time_contended':
+    case 'query_tenant_busy':
       // The RFC's 422 "ask for less" / 503 "busy, retry" split has one owner: @sluice/limits.
       return limitErrorStatus(kind);
     case 'internal':
@@ -82,9 +87,12 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
     case 'query_memory_limit':
     case 'query_file_limit':
     case 'query_result_limit':
+    case 'query_time_limit':
     case 'query_memory_contended':
     case 'query_queue_full':
     case 'query_queue_timeout':
+    case 'query_time_contended':
+    case 'query_tenant_busy':
       return limitErrorStatus(kind) === 422 ? JSONRPC_INVALID_REQUEST : JSONRPC_INTERNAL_ERROR;
     case 'internal':
       return JSONRPC_INTERNAL_ERROR;
@@ -93,7 +101,28 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
   }
 }
 
+/** True when the same request may succeed later unchanged (the 503 class). */
+export function isRetryable(kind: QueryErrorKind): boolean {
+  return httpStatusFor(kind) === 503;
+}
+
+/**
+ * The error object of every surface: `kind` and `message` always; `retryable` always; for a limit rejection also
+ * `limit` (the config key), `value` (what the query needed or did, `null` when unknown) and `ceiling` (the
+ * configured value) — docs/rejections.md.
+ */
+export function errorObject(error: QueryError): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: error.kind, message: error.message };
+  if (error.details !== undefined) {
+    out['limit'] = error.details.limit;
+    out['value'] = error.details.value;
+    out['ceiling'] = error.details.ceiling;
+  }
+  out['retryable'] = isRetryable(error.kind);
+  return out;
+}
+
 /** The error envelope body. */
 export function errorEnvelope(error: QueryError): string {
-  return JSON.stringify({ error: { kind: error.kind, message: error.message } });
+  return JSON.stringify({ error: errorObject(error) });
 }

@@ -1,11 +1,27 @@
 /**
  * @module query-service
- * One query, surface-independent (HTTP and MCP share it, and so share one admission gate): admit (bounded
- * queue, timeout, cancellation), run on a query worker, and hand back the serialized body together with a
- * `done()` that releases the permit and the body's reservation once the response has been sent.
+ * One query, surface-independent (HTTP and MCP share it, and so share one admission gate): admit (per-tenant
+ * share, bounded queue, timeout, cancellation), run on a query worker under a deadline, and hand back the
+ * serialized body together with a `done()` that releases the permit and the body's reservation once the
+ * response has been sent.
+ *
+ * Time is governed like memory (docs/design/query-governance.md, "Deadlines and cancellation"): execution after
+ * admission has a deadline (`querier.limits.query_timeout_ms`, or less when the request asks for less). At the
+ * deadline, or when the client goes away, the job is stopped — cooperatively, else by terminating its worker —
+ * and its permit and reservations are released. A deadline is classified like the memory rule: if no other query
+ * executed at any moment while this one ran, the query itself is too slow (422 `query_time_limit`); otherwise it
+ * may have been slowed by the others (503 `query_time_contended`).
  */
 import type { Logger } from '@sluice/telemetry';
-import { describeLimitError, limitErrorFromAdmission, type AdmissionGate, type MemoryPool } from '@sluice/limits';
+import {
+  describeLimitError,
+  limitErrorDetails,
+  limitErrorFromAdmission,
+  type AdmissionGate,
+  type GateTimers,
+  type LimitError,
+  type MemoryPool,
+} from '@sluice/limits';
 import type { QueryError } from './query-error.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { QueryJobKind } from './worker-protocol.js';
@@ -42,13 +58,30 @@ export interface QueryServiceOptions {
   readonly pool: MemoryPool;
   readonly log: Logger;
   readonly observer?: QueryObserver;
+  /** `querier.limits.query_timeout_ms`: the execution deadline after admission; 0 = none. Default 0. */
+  readonly queryTimeoutMs?: number;
   /** Wall clock in ns (injectable for tests). */
   readonly nowNs?: () => bigint;
+  /** Millisecond clock for elapsed time (injectable for tests). Default `performance.now`. */
+  readonly now?: () => number;
+  /** Deadline timers (injectable so tests run on paused time). */
+  readonly timers?: GateTimers;
+}
+
+/** Per-request options of {@link QueryService.run}. */
+export interface RunOptions {
+  /** Aborts when the client goes away: a queued query leaves the queue, a running one is stopped. */
+  readonly signal?: AbortSignal;
+  /**
+   * The deadline the request asked for, ms (≥ 1). It may shorten `query_timeout_ms`, never lengthen it: a larger
+   * value is the configured one.
+   */
+  readonly timeoutMs?: number | null;
 }
 
 /** The query service. */
 export interface QueryService {
-  run(tenant: string, job: QueryJobKind, signal?: AbortSignal): Promise<ServiceOutcome>;
+  run(tenant: string, job: QueryJobKind, options?: RunOptions): Promise<ServiceOutcome>;
 }
 
 function metricKind(job: QueryJobKind): QueryMetricKind {
@@ -56,39 +89,141 @@ function metricKind(job: QueryJobKind): QueryMetricKind {
   return job.query.kind === 'drift' ? 'drift' : 'logs';
 }
 
+/** A limit rejection as this surface's error: the message and the details come from `@sluice/limits`. */
+export function queryErrorFromLimit(limit: LimitError): QueryError {
+  return { kind: limit.kind, message: describeLimitError(limit), details: limitErrorDetails(limit) };
+}
+
+/** The deadline that applies: the configured one, shortened (never lengthened) by the request's. */
+export function effectiveTimeout(
+  configuredMs: number,
+  requestedMs: number | null | undefined,
+): { readonly ms: number; readonly clientShortened: boolean } | null {
+  const asked = requestedMs ?? null;
+  if (configuredMs === 0) return asked === null ? null : { ms: asked, clientShortened: true };
+  if (asked !== null && asked < configuredMs) return { ms: asked, clientShortened: true };
+  return { ms: configuredMs, clientShortened: false };
+}
+
+const defaultTimers: GateTimers = {
+  setTimeout: (cb, ms) => setTimeout(cb, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+/** One executing query, for the deadline's 422/503 rule. */
+interface Execution {
+  /** Another query executed at some moment while this one did. */
+  overlapped: boolean;
+}
+
 /** Creates the query service. */
 export function createQueryService(options: QueryServiceOptions): QueryService {
   const { gate, workers, pool, log, observer } = options;
   const nowNs = options.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
+  const now = options.now ?? (() => performance.now());
+  const timers = options.timers ?? defaultTimers;
+  const configuredTimeoutMs = options.queryTimeoutMs ?? 0;
+  const executing = new Set<Execution>();
   let sequence = 0;
+
+  const begin = (): Execution => {
+    const self: Execution = { overlapped: executing.size > 0 };
+    for (const other of executing) other.overlapped = true;
+    executing.add(self);
+    return self;
+  };
+
   return {
-    async run(tenant, job, signal) {
+    async run(tenant, job, runOptions = {}) {
+      const { signal } = runOptions;
       const started = performance.now();
       const kind = metricKind(job);
       const finish = (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null): void =>
         observer?.finished(kind, (performance.now() - started) / 1000, errorKind, rowGroups);
-      const admitted = await gate.acquire(signal);
+      const admitted = await gate.acquire(signal, tenant);
       if (admitted.status !== 'admitted') {
         const limit = limitErrorFromAdmission(admitted);
         if (limit === undefined) return { status: 'cancelled' };
         finish(limit.kind, null);
-        return { status: 'error', error: { kind: limit.kind, message: describeLimitError(limit) } };
+        return { status: 'error', error: queryErrorFromLimit(limit) };
       }
       const permit = admitted.permit;
       const id = `q${process.pid}-${++sequence}`;
+      const deadline = effectiveTimeout(configuredTimeoutMs, runOptions.timeoutMs);
+      // One controller stops the job for either reason; `stoppedBy` remembers which came first.
+      const stop = new AbortController();
+      let stoppedBy: 'deadline' | 'client' | null = null;
+      const onClientAbort = (): void => {
+        stoppedBy ??= 'client';
+        stop.abort();
+      };
+      signal?.addEventListener('abort', onClientAbort, { once: true });
+      if (signal?.aborted) onClientAbort();
+      // The deadline and the overlap rule start when the job reaches a worker: a wait for a replacement worker to
+      // start (after a termination) is not the query's own time.
+      let execution: Execution | null = null;
+      let executionStarted = 0;
+      let timer: unknown;
+      const onDispatch = (): void => {
+        execution = begin();
+        executionStarted = now();
+        if (deadline === null) return;
+        timer = timers.setTimeout(() => {
+          stoppedBy ??= 'deadline';
+          stop.abort();
+        }, deadline.ms);
+      };
       let result;
       try {
-        result = await workers.run(id, tenant, nowNs(), job, signal);
+        result = await workers.run(id, tenant, nowNs(), job, stop.signal, onDispatch);
       } catch {
+        result = null;
+      } finally {
+        if (execution !== null) executing.delete(execution);
+        if (timer !== undefined) timers.clearTimeout(timer);
+        signal?.removeEventListener('abort', onClientAbort);
+      }
+      if (result === null) {
         pool.releaseQuery(id);
         permit.release();
         finish('internal', null);
         return { status: 'error', error: { kind: 'internal', message: 'the query could not be run' } };
       }
+      if (result.status === 'cancelled' && stoppedBy === 'deadline' && deadline !== null) {
+        pool.releaseQuery(id);
+        permit.release();
+        const elapsedMs = Math.round(now() - executionStarted);
+        const limit: LimitError = {
+          kind: (execution as Execution | null)?.overlapped === true ? 'query_time_contended' : 'query_time_limit',
+          timeoutMs: deadline.ms,
+          elapsedMs,
+          clientShortened: deadline.clientShortened,
+        };
+        finish(limit.kind, null);
+        log.info('query stopped at its deadline', {
+          query: id,
+          tenant,
+          kind,
+          error: limit.kind,
+          timeout_ms: deadline.ms,
+          terminated: result.terminated === true,
+          ms: Math.round(performance.now() - started),
+        });
+        return { status: 'error', error: queryErrorFromLimit(limit) };
+      }
       if (result.status !== 'ok') {
         pool.releaseQuery(id);
         permit.release();
-        if (result.status === 'cancelled') return result;
+        if (result.status === 'cancelled') {
+          log.info('query cancelled by its client', {
+            query: id,
+            tenant,
+            kind,
+            terminated: result.terminated === true,
+            ms: Math.round(performance.now() - started),
+          });
+          return { status: 'cancelled' };
+        }
         if (result.error.kind === 'query_memory_limit' || result.error.kind === 'query_memory_contended') {
           // Who holds the pool goes to the server log, never to the response (docs/design/query-governance.md).
           log.warn('query refused for memory', {

@@ -7,11 +7,12 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
-import { attachMemoryPool, describeLimitError, type LimitError } from '@sluice/limits';
+import { attachMemoryPool, describeLimitError, limitErrorDetails, type LimitError } from '@sluice/limits';
 import { createObjectStore } from '@sluice/storage';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
 import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
+import { workerSeams } from './worker-seams.js';
 
 function requirePort(): MessagePort {
   if (parentPort === null) throw new Error('query-worker must run in a worker thread');
@@ -20,7 +21,7 @@ function requirePort(): MessagePort {
 const port = requirePort();
 const settings = workerData as QueryWorkerData;
 const pool = attachMemoryPool(settings.pool);
-const store = createObjectStore(settings.storage);
+const store = workerSeams.wrapStore(createObjectStore(settings.storage));
 const running = new Map<string, AbortController>();
 // Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
 setFlagsFromString('--expose-gc');
@@ -39,15 +40,18 @@ function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): Qu
     case 'invalid_query':
     case 'internal':
       return { kind: failure.kind, message: failure.message };
-    default:
-      return { kind: failure.kind, message: describeLimitError(failure as LimitError) };
+    default: {
+      const limit = failure as LimitError;
+      return { kind: limit.kind, message: describeLimitError(limit), details: limitErrorDetails(limit) };
+    }
   }
 }
 
 async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<void> {
   const controller = new AbortController();
   running.set(message.id, controller);
-  const reservation = pool.createQuery(message.id);
+  // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself.
+  const reservation = pool.createQuery(message.id, { maxBytes: settings.maxQueryBytes });
   let outcome: ExecuteOutcome;
   try {
     outcome =

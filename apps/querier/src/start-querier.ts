@@ -43,6 +43,8 @@ export interface Querier {
   readonly pool: MemoryPool;
   /** Queries waiting for a permit now. */
   queueDepth(): number;
+  /** Admission permits held now. */
+  inFlight(): number;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,9 @@ const WORKER_HEAP_BASE_MB = 96;
  * idle worker's heap is ~31 MiB, ~12 MiB of it live). Measured under the 1.5 GiB soak: see heap-reclaimer.ts.
  */
 const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
+
+/** Default per-query ceiling as a share of the pool (`querier.limits.max_query_memory_bytes` unset). */
+export const DEFAULT_QUERY_MEMORY_SHARE = 0.5;
 
 /** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */
 export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Promise<Querier> {
@@ -85,10 +90,29 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     sizeBytes: sizing.value.sizeBytes,
     maxQueries: Math.max(64, limits.maxConcurrentQueries * 2),
   });
+  const maxPerTenant =
+    limits.maxConcurrentQueriesPerTenant ??
+    Math.max(1, Math.ceil((limits.maxConcurrentQueries + limits.maxQueuedQueries) / 2));
   const gate = createAdmissionGate({
     maxConcurrent: limits.maxConcurrentQueries,
     maxQueued: limits.maxQueuedQueries,
     queueTimeoutMs: limits.queueTimeoutMs,
+    maxPerTenant,
+  });
+  // One query may not hold the whole pool, so it cannot turn every concurrent query into query_memory_contended.
+  const maxQueryBytes = Math.min(
+    sizing.value.sizeBytes,
+    limits.maxQueryMemoryBytes ?? Math.floor(sizing.value.sizeBytes * DEFAULT_QUERY_MEMORY_SHARE),
+  );
+  if (limits.maxQueryMemoryBytes !== null && limits.maxQueryMemoryBytes > sizing.value.sizeBytes)
+    deps.log.warn('querier.limits.max_query_memory_bytes is larger than the pool; the pool is the ceiling', {
+      max_query_memory_bytes: limits.maxQueryMemoryBytes,
+      pool_bytes: sizing.value.sizeBytes,
+    });
+  deps.log.info('query limits', {
+    query_timeout_ms: limits.queryTimeoutMs,
+    max_query_memory_bytes: maxQueryBytes,
+    max_concurrent_queries_per_tenant: maxPerTenant,
   });
   // The pool bounds what queries retain; the heap limits bound garbage. A query may hold the whole pool (greedy),
   // but N workers may not each grow to the pool: each worker gets 1.25 × its fair share of the pool plus a base,
@@ -110,6 +134,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       defaultWindowSecs: config.querier.defaultWindowSecs,
       // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
       recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2),
+      maxQueryBytes,
       heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
       limits: {
         defaultRows: limits.defaultRows,
@@ -122,13 +147,16 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     onWorkerDeath: (info) =>
       info.reason === 'recycled'
         ? deps.log.info('query worker recycled', info)
-        : deps.log.warn('query worker died; replaced', info),
+        : info.reason === 'stopped'
+          ? deps.log.info('query worker stopped (did not yield to a deadline or cancellation); replaced', info)
+          : deps.log.warn('query worker died; replaced', info),
   });
   const service = createQueryService({
     gate,
     workers,
     pool,
     log: deps.log,
+    queryTimeoutMs: limits.queryTimeoutMs,
     ...(deps.observer ? { observer: deps.observer } : {}),
   });
   const app = createQueryApp({
@@ -160,6 +188,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     address: server.address() as AddressInfo,
     pool,
     queueDepth: () => gate.queueDepth(),
+    inFlight: () => gate.inFlight(),
     async stop() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

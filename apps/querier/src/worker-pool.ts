@@ -3,6 +3,12 @@
  * The query workers: a fixed set of `worker_threads` (one per admission permit), each running one query at a
  * time under V8 `resourceLimits` — the hard backstop behind the pool. A worker that dies mid-query (heap
  * exhausted, crash) fails only that query, has its reservations released from the slot table, and is replaced.
+ *
+ * Stopping a job (its deadline passed or its client went away: the caller aborts the `signal` it passed) is
+ * cooperative first — the worker's engine checks its abort signal between row groups — and forced after
+ * `stopGraceMs`: a worker that has not answered by then is busy in code that does not yield (a regex, a hung
+ * read), so it is terminated, its reservations are released with the thread, and a fresh worker takes its place
+ * (docs/design/query-governance.md, "Deadlines and cancellation").
  */
 import { Worker } from 'node:worker_threads';
 import type { MemoryPool } from '@sluice/limits';
@@ -20,7 +26,11 @@ export type JobResult =
       readonly peakBytes: number;
     }
   | { readonly status: 'error'; readonly error: QueryError; readonly peakBytes?: number }
-  | { readonly status: 'cancelled' };
+  /** Stopped on the caller's abort; `terminated` when the worker did not yield and was replaced. */
+  | { readonly status: 'cancelled'; readonly terminated?: boolean };
+
+/** Default grace between asking a worker to stop and terminating it. */
+export const DEFAULT_STOP_GRACE_MS = 50;
 
 /** Options for {@link createWorkerPool}. */
 export interface WorkerPoolOptions {
@@ -34,14 +44,29 @@ export interface WorkerPoolOptions {
    * wraps the real worker to make it die mid-query.
    */
   readonly workerUrl?: URL;
+  /** Grace between a stop request and termination, ms (default {@link DEFAULT_STOP_GRACE_MS}). */
+  readonly stopGraceMs?: number;
   /** Called when a worker dies (for the server log). */
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
 }
 
 /** Runs jobs on the query workers. */
 export interface WorkerPool {
-  /** Runs a job; the caller holds an admission permit, so a worker is free. */
-  run(id: string, tenant: string, nowNs: bigint, job: QueryJobKind, signal?: AbortSignal): Promise<JobResult>;
+  /**
+   * Runs a job; the caller holds an admission permit, so a worker is free (or being replaced). Aborting `signal`
+   * stops the job: cooperatively, else by terminating the worker after the grace; either way the result is
+   * `cancelled` and, once it resolves, the job's thread no longer touches the pool. `onDispatch` is called when
+   * the job reaches a worker (after any wait for a replacement worker to start), which is where its deadline
+   * starts.
+   */
+  run(
+    id: string,
+    tenant: string,
+    nowNs: bigint,
+    job: QueryJobKind,
+    signal?: AbortSignal,
+    onDispatch?: () => void,
+  ): Promise<JobResult>;
   /** Terminates every worker. */
   close(): Promise<void>;
 }
@@ -51,10 +76,13 @@ interface Slot {
   ready: Promise<void>;
   job: { id: string; resolve: (r: JobResult) => void } | null;
   recycling: boolean;
+  /** Set when the current job's worker is terminated for not yielding to a stop request. */
+  stopping: boolean;
 }
 
 /** Starts `size` query workers. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
   const slots: Slot[] = [];
   let closing = false;
   const waiting: ((slot: Slot) => void)[] = [];
@@ -65,7 +93,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
     });
     let markReady!: () => void;
-    const slot: Slot = { worker, ready: new Promise((r) => (markReady = r)), job: null, recycling: false };
+    const slot: Slot = {
+      worker,
+      ready: new Promise((r) => (markReady = r)),
+      job: null,
+      recycling: false,
+      stopping: false,
+    };
     worker.on('message', (message: FromQueryWorker) => {
       if (message.type === 'ready') return markReady();
       if (message.type === 'recycle') {
@@ -108,9 +142,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         options.onWorkerDeath?.({
           threadId,
           queryId: job?.id ?? null,
-          reason: slot.recycling ? 'recycled' : deathReason,
+          reason: slot.recycling ? 'recycled' : slot.stopping ? 'stopped' : deathReason,
         });
-      if (job !== null) {
+      if (job !== null && slot.stopping) {
+        job.resolve({ status: 'cancelled', terminated: true });
+      } else if (job !== null) {
         const error: QueryError =
           deathReason === 'out_of_memory'
             ? {
@@ -123,6 +159,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       const index = slots.indexOf(slot);
       if (index >= 0) slots.splice(index, 1);
+      const idleAt = idle.indexOf(slot);
+      if (idleAt >= 0) idle.splice(idleAt, 1);
       if (!closing) {
         const fresh = spawn();
         slots.push(fresh);
@@ -134,7 +172,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   const idle: Slot[] = [];
   const release = (slot: Slot): void => {
-    if (!slots.includes(slot)) return;
+    // A slot being terminated is never handed out again, even if its last answer raced the termination.
+    if (!slots.includes(slot) || slot.stopping) return;
     const next = waiting.shift();
     if (next !== undefined) next(slot);
     else idle.push(slot);
@@ -152,19 +191,38 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 
   return {
-    async run(id, tenant, nowNs, job, signal) {
+    async run(id, tenant, nowNs, job, signal, onDispatch) {
+      if (signal?.aborted) return { status: 'cancelled' };
       const slot = await acquire();
+      if (signal?.aborted) {
+        release(slot);
+        return { status: 'cancelled' };
+      }
       return new Promise<JobResult>((resolve) => {
-        const onAbort = (): void => slot.worker.postMessage({ type: 'cancel', id });
+        let grace: ReturnType<typeof setTimeout> | undefined;
+        const onAbort = (): void => {
+          slot.worker.postMessage({ type: 'cancel', id });
+          grace = setTimeout(() => {
+            if (slot.job?.id !== id) return;
+            // Still running after the grace: the worker is in code that does not yield. Terminate it; the exit
+            // handler releases its reservations and resolves this job as cancelled.
+            slot.stopping = true;
+            const at = idle.indexOf(slot);
+            if (at >= 0) idle.splice(at, 1);
+            void slot.worker.terminate();
+          }, stopGraceMs);
+        };
         slot.job = {
           id,
           resolve: (result) => {
+            clearTimeout(grace);
             signal?.removeEventListener('abort', onAbort);
             resolve(result);
           },
         };
         signal?.addEventListener('abort', onAbort, { once: true });
         slot.worker.postMessage({ type: 'run', id, tenant, nowNs, job });
+        onDispatch?.();
       });
     },
     async close() {

@@ -17,6 +17,8 @@ export interface QueryWorkerData {
   readonly defaultWindowSecs: number;
   /** An idle worker whose V8 heap plus external (wasm, ArrayBuffer) memory still exceeds this after a full GC asks to be replaced. */
   readonly recycleBytes: number;
+  /** `querier.limits.max_query_memory_bytes` as resolved: the most one query may hold on the pool. */
+  readonly maxQueryBytes: number;
   /** Uncollected garbage a worker's heap may carry beyond what the pool holds for its query before it forces a full GC. */
   readonly heapSlackBytes: number;
   readonly limits: {

@@ -7,10 +7,11 @@
 import type { Result } from '@sluice/core';
 import { err, ok } from '@sluice/core';
 import type { QueryError } from './errors.js';
-import { queryError } from './errors.js';
+import { MAX_QUERY_BYTES, queryError } from './errors.js';
 import type { CompareNode, GroupTerm, LogQuery, Path, Predicate, Query, Stage, StrCallNode } from './ir.js';
 import { FIELD_NAMES } from './ir.js';
 import type { Span } from './parser.js';
+import { compileLinearRegex } from './regex.js';
 
 const U32_MAX = 0xffff_ffffn;
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -88,11 +89,10 @@ function checkPredicate(root: Predicate, fail: Fail): void {
 }
 
 function checkRegex(node: object, pattern: string, fail: Fail): void {
-  try {
-    new RegExp(pattern);
-  } catch {
-    fail(node, `invalid regular expression ${JSON.stringify(pattern)}`);
-  }
+  // Syntax only: the pattern-size bound is an execution limit, which the engine checks with the others
+  // (docs/design/query-governance.md, "Every limit"); the query-size bound already caps what is compiled here.
+  const compiled = compileLinearRegex(pattern, { maxPatternBytes: MAX_QUERY_BYTES });
+  if (!compiled.ok) fail(node, compiled.error.message);
 }
 
 function checkCompare(c: CompareNode, fail: Fail): void {

@@ -2,10 +2,11 @@
  * @module predicate-eval
  * Compiles a predicate into a row test over decoded columns (packages/query/README.md): severity bands and floors,
  * built-in fields, lazy attribute lookups, string functions without regex (`includes`/`startsWith`/`endsWith`),
- * bounded regexes for `matches`/`=~`/`!~`. NULL or missing never matches; `!=` and `!~` require presence.
+ * bounded, linear-time RE2 regexes for `matches`/`=~`/`!~`. NULL or missing never matches; `!=` and `!~` require
+ * presence.
  */
-import type { CmpOp, Literal, Path, Predicate, SeverityNode } from '@sluice/query';
-import { severityBand } from '@sluice/query';
+import type { CmpOp, LinearRegex, Literal, Path, Predicate, SeverityNode } from '@sluice/query';
+import { compileLinearRegex, severityBand } from '@sluice/query';
 import { toHex } from '@sluice/core';
 import type { ColumnValues } from '@sluice/storage';
 import type { AttrReader } from './attr-value.js';
@@ -13,8 +14,8 @@ import type { AttrValue } from './attr-value.js';
 import { isPromotedService, pathColumn, pathName } from './fields.js';
 import { QueryAbort } from './failures.js';
 
-/** Longest regex pattern accepted (bounded compile and match cost). */
-export const MAX_REGEX_PATTERN_BYTES = 1024;
+// The pattern bound lives with the RE2 compiler in @sluice/query; re-exported here for the engine's callers.
+export { MAX_REGEX_PATTERN_BYTES } from '@sluice/query';
 
 /** Decoded columns of one row group. */
 export type Columns = Readonly<Record<string, ColumnValues>>;
@@ -37,16 +38,13 @@ function invalid(message: string): never {
   throw new QueryAbort({ kind: 'invalid_query', message });
 }
 
-/** Compiles a regex pattern with the engine's bound; invalid patterns are `invalid_query`. */
-export function compileRegex(pattern: string): RegExp {
-  if (Buffer.byteLength(pattern, 'utf8') > MAX_REGEX_PATTERN_BYTES) {
-    invalid(`regular expression is longer than ${MAX_REGEX_PATTERN_BYTES} bytes; use a shorter pattern or contains()`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch {
-    return invalid(`invalid regular expression ${JSON.stringify(pattern)}`);
-  }
+/**
+ * Compiles a regex pattern as RE2 syntax, for linear-time matching with the literal pre-filter in front
+ * (docs/design/query-governance.md, "Regular expressions run in linear time"); refused patterns are `invalid_query`.
+ */
+export function compileRegex(pattern: string): LinearRegex {
+  const compiled = compileLinearRegex(pattern);
+  return compiled.ok ? compiled.value : invalid(compiled.error.message);
 }
 
 function col(cols: Columns, name: string): ColumnValues {

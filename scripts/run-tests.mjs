@@ -32,9 +32,17 @@ if (selected.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.SLUICE_TEST_CONCURRENCY ?? '2';
+// A hung test fails after 10 minutes instead of holding the whole run (the longest legit test is ~2 minutes).
+const timeoutMs = process.env.SLUICE_TEST_TIMEOUT_MS ?? '600000';
 const r = spawnSync(
   process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...selected.sort()],
+  [
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeoutMs}`,
+    '--test-reporter=spec',
+    ...selected.sort(),
+  ],
   {
     stdio: 'inherit',
     env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --openssl-legacy-provider`.trim() },

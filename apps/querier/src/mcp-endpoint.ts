@@ -15,6 +15,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AccessGate, AccessGrant } from '@sluice/edge';
+import type { McpCancellations } from './mcp-cancellations.js';
 import { createMcpServer } from './mcp-server.js';
 import { describeJson } from './mcp-arguments.js';
 import {
@@ -42,6 +43,8 @@ export interface McpEndpointOptions {
   readonly maxRows: number;
   readonly version: string;
   readonly access: AccessGate;
+  /** The tool calls in flight, so a `notifications/cancelled` on another request can stop one. */
+  readonly cancellations: McpCancellations;
 }
 
 type Id = string | number | null;
@@ -270,9 +273,33 @@ export async function handleMcpRequest(
     }
   }
 
+  // Cancellations first: they may stop a call running on another request of this tenant.
+  const callIds: (string | number)[] = [];
+  for (const message of messages as Readonly<Record<string, unknown>>[]) {
+    const params = message['params'];
+    if (message['method'] === 'notifications/cancelled' && isRecord(params) && isId(params['requestId']))
+      options.cancellations.cancel(grant.tenant, params['requestId']);
+    if (message['method'] === 'tools/call' && isId(message['id'])) callIds.push(message['id']);
+  }
+  const tracked = options.cancellations.track(grant.tenant, callIds, request.signal);
+  try {
+    return await serveMessages(request, parsed, grant, options, tracked.signal);
+  } finally {
+    tracked.done();
+  }
+}
+
+/** Runs the checked messages through a fresh stateless MCP server; `signal` stops its tool calls. */
+async function serveMessages(
+  request: Request,
+  parsed: unknown,
+  grant: AccessGrant,
+  options: McpEndpointOptions,
+  signal: AbortSignal,
+): Promise<Response> {
   const server = createMcpServer(
     { service: options.service, maxRows: options.maxRows, version: options.version, grant, access: options.access },
-    request.signal,
+    signal,
   );
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,

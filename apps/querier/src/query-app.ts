@@ -15,6 +15,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { PROBE_PATHS, answerProbe, type Probes } from '@sluice/core';
 import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
 import { checkRequestedTimeout, parseQueryRequest } from '@sluice/query';
+import { createMcpCancellations } from './mcp-cancellations.js';
 import { handleMcpRequest } from './mcp-endpoint.js';
 import { errorEnvelope, httpStatusFor, type QueryError } from './query-error.js';
 import type { QueryService } from './query-service.js';
@@ -85,6 +86,7 @@ function requestedTimeout(
 export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
   const { access, connectionCap } = options;
+  const cancellations = createMcpCancellations();
   const admit = (c: AppContext, surface: TenantSurface) =>
     access.admit(surface, {
       authorization: headerValues(c, 'authorization'),
@@ -162,6 +164,7 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
       maxRows: options.maxRows,
       version: options.version,
       access,
+      cancellations,
     });
   });
 

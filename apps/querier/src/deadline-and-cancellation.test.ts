@@ -1,7 +1,7 @@
 /**
  * @module deadline-and-cancellation.test
  * Time governed like memory (docs/design/query-governance.md, "Deadlines and cancellation"), at the querier level:
- * the hono app over a real query service and admission gate.
+ * the hono app over a real query service and admission gate (testing/query-harness.ts).
  *
  * - The 422/503 rule of a deadline, the request's shorter deadline (never a longer one) and its validation run on
  *   paused time with a test worker pool whose jobs block until stopped: no leg depends on timing luck.
@@ -9,224 +9,39 @@
  *   terminated at its deadline or its client's disconnect, replaced, and its permit and reservations go back.
  * - A client that disconnects over a real socket while its scan is held at a storage read stops its query
  *   cooperatively; the permit and the pool are back within 100 ms and the same worker serves the next query.
+ * - MCP: a tool's `timeout_ms`, and a cancellation that arrives on another request (stateless mode).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import type { LogRecord } from '@sluice/core';
-import { createAccessGate } from '@sluice/edge';
-import { createAdmissionGate, createMemoryPool, type AdmissionGate, type MemoryPool } from '@sluice/limits';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ManualTimers } from '@sluice/limits/testing';
-import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
-import { createLogger } from '@sluice/telemetry';
-import { createQueryApp } from './query-app.js';
-import { createQueryService } from './query-service.js';
-import { createWorkerPool, type JobResult, type WorkerPool } from './worker-pool.js';
+import {
+  BlockingWorkers,
+  COUNT,
+  createStoreFixture,
+  harness as makeHarness,
+  query,
+  rpc,
+  tracked,
+  until,
+  within,
+  type Harness,
+  type HarnessOptions,
+} from './testing/query-harness.js';
 
-/** 2026-06-01T00:00:00Z in ns. */
-const T0 = 1_780_272_000_000_000_000n;
-const H = 3_600_000_000_000n;
-const NOW = T0 + 2n * H;
-const WINDOW = 'range(2026-06-01T00:00:00Z, 2026-06-01T01:00:00Z)';
-const COUNT = `true | ${WINDOW} | count`;
-const silent = createLogger('test', { write: () => {} });
-
-let dir = '';
-
-function row(tenant: string, t: bigint, body: string): StoredLogRow {
-  const record: LogRecord = {
-    timeUnixNano: t,
-    observedTimeUnixNano: t,
-    severityNumber: 9,
-    severityText: 'INFO',
-    body: { kind: 'string', value: body },
-    attributes: [],
-    droppedAttributesCount: 0,
-    flags: 0,
-    traceId: new Uint8Array(0),
-    spanId: new Uint8Array(0),
-    eventName: '',
-    resource: { attributes: [], droppedAttributesCount: 0, schemaUrl: '' },
-    scope: { name: 'test', version: '1', attributes: [], droppedAttributesCount: 0, schemaUrl: '' },
-  };
-  return {
-    tenantId: tenant,
-    record,
-    mined: { templateId: 1n, templateVersion: 1, params: [], confidence: 1, lossy: false },
-  };
-}
-
+let fixture: { readonly dir: string; remove(): Promise<void> };
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'querier-deadline-'));
-  const store = createLocalObjectStore({ root: dir });
-  for (const tenant of ['acme', 'gated']) {
-    const rows = Array.from({ length: 300 }, (_, i) => row(tenant, T0 + BigInt(i) * 1_000_000_000n, `line ${i}`));
-    await store.put(dataFileKey(tenant, T0, uuidv7()), await encodeLogsParquet(rows, { rowGroupRows: 100 }));
-  }
+  fixture = await createStoreFixture(['acme', 'gated']);
 });
-
 after(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await fixture.remove();
 });
 
-/** A worker pool whose jobs block until the test finishes them or the service stops them. */
-class BlockingWorkers implements WorkerPool {
-  readonly calls: { tenant: string; finish(): void; stopped: boolean }[] = [];
-  run(
-    _id: string,
-    tenant: string,
-    _nowNs: bigint,
-    _job: unknown,
-    signal?: AbortSignal,
-    onDispatch?: () => void,
-  ): Promise<JobResult> {
-    onDispatch?.();
-    return new Promise<JobResult>((resolve) => {
-      const call = {
-        tenant,
-        stopped: false,
-        finish: () =>
-          resolve({
-            status: 'ok',
-            body: new TextEncoder().encode(`{"tenant":"${tenant}"}`),
-            rows: 0,
-            rowGroupsScanned: 0,
-            rowGroupsPruned: 0,
-            peakBytes: 0,
-          }),
-      };
-      signal?.addEventListener(
-        'abort',
-        () => {
-          call.stopped = true;
-          resolve({ status: 'cancelled' });
-        },
-        { once: true },
-      );
-      this.calls.push(call);
-    });
-  }
-  async close(): Promise<void> {}
-}
-
-interface Harness {
-  readonly app: ReturnType<typeof createQueryApp>;
-  readonly gate: AdmissionGate;
-  readonly pool: MemoryPool;
-  readonly deaths: string[];
-  close(): Promise<void>;
-}
-
-interface HarnessOptions {
-  readonly maxConcurrent: number;
-  readonly queryTimeoutMs: number;
-  /** A test worker pool; default real workers running `workerScript`. */
-  readonly workers?: WorkerPool;
-  readonly workerScript?: string;
-  readonly timers?: ManualTimers;
-}
-
-function harness(o: HarnessOptions): Harness {
-  const gate = createAdmissionGate({
-    maxConcurrent: o.maxConcurrent,
-    maxQueued: 4,
-    queueTimeoutMs: 10_000,
-    ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
-  });
-  const pool = createMemoryPool({ sizeBytes: 64 << 20 });
-  const deaths: string[] = [];
-  const workers =
-    o.workers ??
-    createWorkerPool({
-      size: o.maxConcurrent,
-      pool,
-      maxOldGenerationSizeMb: 256,
-      ...(o.workerScript ? { workerUrl: new URL(o.workerScript, import.meta.url) } : {}),
-      onWorkerDeath: (info) => deaths.push(info.reason),
-      data: {
-        pool: pool.shared,
-        storage: { backend: 'local', root: dir },
-        defaultWindowSecs: 3600,
-        recycleBytes: 1 << 30,
-        heapSlackBytes: 64 << 20,
-        maxQueryBytes: 32 << 20,
-        limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 1000, maxFiles: 1000, maxResultBytes: 1 << 24 },
-      },
-    });
-  const service = createQueryService({
-    gate,
-    workers,
-    pool,
-    log: silent,
-    nowNs: () => NOW,
-    queryTimeoutMs: o.queryTimeoutMs,
-    ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
-  });
-  const app = createQueryApp({
-    service,
-    probes: { notReadyReason: () => null, metricsText: () => Promise.resolve(null) },
-    access: createAccessGate({
-      tokens: null,
-      tenancy: { header: 'X-Sluice-Tenant', defaultTenant: null },
-      protectMetrics: true,
-    }),
-    mcpEnabled: true,
-    maxRows: 10_000,
-    version: 'test',
-  });
-  return { app, gate, pool, deaths, close: () => workers.close() };
-}
-
-interface Answer {
-  readonly status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly json: any;
-}
-
-async function query(
-  h: Harness,
-  tenant: string,
-  body: Record<string, unknown>,
-  headers: Record<string, string> = {},
-): Promise<Answer> {
-  const res = await h.app.request('/v1/query', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'X-Sluice-Tenant': tenant, ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? null : JSON.parse(text) };
-}
-
-/** Yields to the event loop until `cond` holds (waits for an observable state, never for a duration). */
-async function until(cond: () => boolean, what: string, maxTurns = 200_000): Promise<void> {
-  for (let i = 0; i < maxTurns; i++) {
-    if (cond()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  assert.fail(`never observed: ${what}`);
-}
-
-/** Polls `cond` on real time (for real worker threads), failing after `ms`. */
-async function within(ms: number, cond: () => boolean, what: string): Promise<number> {
-  const start = performance.now();
-  for (;;) {
-    if (cond()) return performance.now() - start;
-    if (performance.now() - start > ms) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-function tracked<T>(p: Promise<T>): { readonly promise: Promise<T>; readonly done: boolean } {
-  const state = { done: false, promise: p };
-  void p.then(() => (state.done = true));
-  return state;
-}
+const harness = (o: Omit<HarnessOptions, 'dir'>): Harness => makeHarness({ ...o, dir: fixture.dir });
 
 describe('the deadline: 422 when the query alone is too slow, 503 when others ran beside it', () => {
   test('a lone query past query_timeout_ms is stopped and answered 422 query_time_limit with its details', async () => {
@@ -466,6 +281,88 @@ describe('cancellation that stops work', () => {
       assert.equal((await query(h, 'acme', { query: COUNT })).status, 200);
     } finally {
       await http.stop();
+      await h.close();
+    }
+  });
+});
+
+describe('MCP: timeout_ms and cancellation', () => {
+  test('query_logs with timeout_ms is stopped at that deadline: -32600 with data.kind query_time_limit and its details', async () => {
+    const timers = new ManualTimers();
+    const workers = new BlockingWorkers();
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 1000, workers, timers });
+    const call = tracked(
+      rpc(h, 'acme', {
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'query_logs', arguments: { query: COUNT, timeout_ms: 250 } },
+      }).then((r) => r.json() as Promise<{ error?: { code: number; data?: Record<string, unknown> } }>),
+    );
+    await until(() => workers.calls.length === 1, 'running');
+    timers.advance(249);
+    await until(() => h.gate.inFlight() === 1, 'still running');
+    assert.equal(call.done, false);
+    timers.advance(1);
+    const answer = await call.promise;
+    assert.equal(answer.error?.code, -32600);
+    assert.deepEqual(answer.error?.data, {
+      kind: 'query_time_limit',
+      limit: 'querier.limits.query_timeout_ms',
+      value: 250,
+      ceiling: 250,
+      retryable: false,
+    });
+  });
+
+  test('a notifications/cancelled for a running tools/call (sent on another request, as stateless MCP does) stops its query and frees the permit', async () => {
+    const workers = new BlockingWorkers();
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, workers });
+    const call = tracked(
+      rpc(h, 'acme', {
+        id: 'call-1',
+        method: 'tools/call',
+        params: { name: 'query_logs', arguments: { query: COUNT } },
+      }),
+    );
+    await until(() => workers.calls.length === 1, 'running');
+    // Another tenant naming the same id cancels nothing.
+    const foreign = await rpc(h, 'other', { method: 'notifications/cancelled', params: { requestId: 'call-1' } });
+    assert.equal(foreign.status, 202);
+    await until(() => h.gate.inFlight() === 1, 'still running');
+    assert.equal(workers.calls[0]?.stopped, false, "another tenant's cancellation does not reach this call");
+    const cancel = await rpc(h, 'acme', { method: 'notifications/cancelled', params: { requestId: 'call-1' } });
+    assert.equal(cancel.status, 202);
+    await call.promise;
+    assert.equal(workers.calls[0]?.stopped, true);
+    assert.equal(h.gate.inFlight(), 0, 'the permit is free');
+  });
+
+  test('the MCP SDK client aborting a callTool stops the query on a real worker that does not yield', async () => {
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, workerScript: './testing/spinning-query-worker.js' });
+    const server: ServerType = await new Promise((resolve) => {
+      const s = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    const client = new Client({ name: 'cancel-test', version: '1' });
+    try {
+      const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+      await client.connect(
+        new StreamableHTTPClientTransport(url, { requestInit: { headers: { 'X-Sluice-Tenant': 'spin' } } }),
+      );
+      const abort = new AbortController();
+      const call = client.callTool({ name: 'query_logs', arguments: { query: COUNT } }, undefined, {
+        signal: abort.signal,
+      });
+      call.catch(() => {});
+      await within(5000, () => h.pool.reserved() > 0, 'the query holding its bytes');
+      abort.abort();
+      await within(2000, () => h.gate.inFlight() === 0 && h.pool.reserved() === 0, 'released');
+      assert.deepEqual(h.deaths, ['stopped']);
+    } finally {
+      await client.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
       await h.close();
     }
   });

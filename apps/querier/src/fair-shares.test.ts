@@ -1,0 +1,103 @@
+/**
+ * @module fair-shares.test
+ * Fair shares (docs/design/query-governance.md, "Fair shares"), at the querier level: the per-query memory
+ * ceiling (`max_query_memory_bytes`) turns a query too big for its share into a 422 before it can make every
+ * concurrent query `query_memory_contended`; the per-tenant share (`max_concurrent_queries_per_tenant`) refuses
+ * a tenant's next query `query_tenant_busy` before it takes a queue slot, on HTTP and MCP alike.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  BlockingWorkers,
+  COUNT,
+  WINDOW,
+  createStoreFixture,
+  harness as makeHarness,
+  query,
+  rpc,
+  until,
+  type Harness,
+  type HarnessOptions,
+} from './testing/query-harness.js';
+
+let fixture: { readonly dir: string; remove(): Promise<void> };
+before(async () => {
+  // 300 rows of ~20 KB bodies: a row group of 100 decodes to ~2 MB of body text, reserved before it is read.
+  fixture = await createStoreFixture(['wide'], 300, (i) => `${i} ${'w'.repeat(20_000)}`);
+});
+after(async () => {
+  await fixture.remove();
+});
+
+const harness = (o: Omit<HarnessOptions, 'dir'>): Harness => makeHarness({ ...o, dir: fixture.dir });
+const SCAN = `contains(body, "needle") | ${WINDOW} | count`;
+
+describe('the per-query memory ceiling', () => {
+  test('a query over max_query_memory_bytes but within the pool is 422 query_memory_limit naming the per-query key', async () => {
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, poolBytes: 64 << 20, maxQueryBytes: 1 << 20 });
+    try {
+      const answer = await query(h, 'wide', { query: SCAN });
+      assert.equal(answer.status, 422, JSON.stringify(answer.json));
+      assert.equal(answer.json.error.kind, 'query_memory_limit');
+      assert.equal(answer.json.error.limit, 'querier.limits.max_query_memory_bytes');
+      assert.equal(answer.json.error.ceiling, 1 << 20);
+      assert.ok(answer.json.error.value > 1 << 20, 'value: what the query needed, above the ceiling');
+      assert.ok(answer.json.error.value < 64 << 20, 'within the pool: only the per-query ceiling refused it');
+      assert.match(answer.json.error.message, /querier\.limits\.max_query_memory_bytes/);
+      assert.equal(answer.json.error.retryable, false);
+      assert.equal(h.pool.reserved(), 0);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('the same query with the ceiling at the pool is served', async () => {
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, poolBytes: 64 << 20, maxQueryBytes: 64 << 20 });
+    try {
+      const answer = await query(h, 'wide', { query: SCAN });
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('the per-tenant share', () => {
+  test('a tenant at max_concurrent_queries_per_tenant is refused 503 query_tenant_busy at once, taking no queue slot; other tenants still queue', async () => {
+    const workers = new BlockingWorkers();
+    const h = harness({ maxConcurrent: 1, maxQueued: 2, queryTimeoutMs: 0, maxPerTenant: 2, workers });
+    const a1 = query(h, 'a', { query: COUNT });
+    await until(() => workers.calls.length === 1, 'a1 running');
+    const a2 = query(h, 'a', { query: COUNT });
+    await until(() => h.gate.queueDepth() === 1, 'a2 queued');
+    const a3 = await query(h, 'a', { query: COUNT });
+    assert.equal(a3.status, 503);
+    assert.deepEqual(
+      { ...a3.json.error, message: undefined },
+      {
+        kind: 'query_tenant_busy',
+        message: undefined,
+        limit: 'querier.limits.max_concurrent_queries_per_tenant',
+        value: null,
+        ceiling: 2,
+        retryable: true,
+      },
+    );
+    assert.equal(h.gate.queueDepth(), 1, 'the refused query took no queue slot');
+    // The same rule on MCP: -32603 (busy, retry) with data.kind.
+    const mcp = (await (
+      await rpc(h, 'a', { id: 1, method: 'tools/call', params: { name: 'query_logs', arguments: { query: COUNT } } })
+    ).json()) as { error?: { code: number; data?: { kind?: string } } };
+    assert.equal(mcp.error?.code, -32603);
+    assert.equal(mcp.error?.data?.kind, 'query_tenant_busy');
+    // Another tenant takes the remaining queue slot.
+    const b = query(h, 'b', { query: COUNT });
+    await until(() => h.gate.queueDepth() === 2, 'b queued beside a2');
+    for (let i = 0; i < 3; i++) {
+      await until(() => workers.calls.length === i + 1, `call ${i + 1} running`);
+      workers.calls[i]?.finish();
+    }
+    assert.deepEqual([(await a1).status, (await a2).status, (await b).status], [200, 200, 200]);
+    assert.equal(h.gate.inFlight(), 0);
+  });
+});

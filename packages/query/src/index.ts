@@ -60,6 +60,7 @@ export type { ParsedQuery, Span } from './parser.js';
 export { parseQuerySyntax, parseTimeSpec } from './parser.js';
 export { parseQuery } from './parse-query.js';
 export { pinnedTemplateId, topLevelConjuncts, validateQuery } from './validate.js';
+export type { LiteralBranch } from './regex-literal.js';
 export type { CompileRegexOptions, LinearRegex, RegexError } from './regex.js';
 export { MAX_REGEX_PATTERN_BYTES, compileLinearRegex } from './regex.js';
 export {

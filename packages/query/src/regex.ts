@@ -9,7 +9,8 @@
 import type { Result } from '@sluice/core';
 import { err, ok } from '@sluice/core';
 import { RE2JS } from 're2js';
-import { requiredLiteral } from './regex-literal.js';
+import type { LiteralBranch } from './regex-literal.js';
+import { literalBranches, literalTest } from './regex-literal.js';
 import { explainCompileError } from './regex-syntax-error.js';
 import { tokenizeRegex } from './regex-tokens.js';
 import { findUnsupported } from './regex-unsupported.js';
@@ -20,8 +21,8 @@ export const MAX_REGEX_PATTERN_BYTES = 1024;
 /** A compiled pattern. Matching is an unanchored search, like `RegExp.prototype.test`. */
 export interface LinearRegex {
   readonly pattern: string;
-  /** A substring every match contains (the pre-filter), or `undefined` when none is known. */
-  readonly literal: string | undefined;
+  /** The literal pre-filter: per top-level alternative, what a matching text starts with or contains. */
+  readonly literals: readonly LiteralBranch[] | undefined;
   /** True when some part of `s` matches: the pre-filter first, then the automaton only if it passed. */
   test(s: string): boolean;
   /** The automaton alone, without the pre-filter (for tests and benchmarks that compare the two). */
@@ -84,11 +85,10 @@ export function compileLinearRegex(
     });
   }
   const search = (s: string): boolean => re.test(s);
-  const lit = requiredLiteral(tokens);
+  const literals = literalBranches(tokens);
+  const passes = literalTest(literals);
   let test = search;
-  if (lit !== undefined) {
-    const l = lit.literal;
-    test = lit.whole ? (s) => s.includes(l) : (s) => s.includes(l) && search(s);
-  }
-  return ok({ pattern, literal: lit?.literal, test, search });
+  // When every alternative is exactly its literal, the literal tests are the answer and the automaton is not run.
+  if (passes !== undefined) test = literals?.every((b) => b.exact) ? passes : (s) => passes(s) && search(s);
+  return ok({ pattern, literals, test, search });
 }

@@ -204,6 +204,36 @@ describe('per-query ceiling (maxBytes)', () => {
   });
 });
 
+describe('leaving pool bytes free for others (leaveFreeBytes)', () => {
+  test('a query that must leave 300 of 1000 free is refused contended at 701, while one without the rule takes them', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const general = pool.createQuery('general', { leaveFreeBytes: 300 });
+    assert.equal(general.tryGrow(700).status, 'ok');
+    const refused = general.tryGrow(1);
+    assert.equal(refused.status, 'refused');
+    assert.equal(refused.status === 'refused' && refused.kind, 'query_memory_contended');
+    assert.equal(pool.reserved(), 700, 'the refused grow left the total alone');
+    const light = pool.createQuery('light');
+    assert.equal(light.tryGrow(300).status, 'ok', 'the bytes left free are there for a query without the rule');
+    assert.equal(pool.reserved(), 1000);
+  });
+
+  test('a query that could not fit the pool even alone is still told to ask for less', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    const general = pool.createQuery('general', { leaveFreeBytes: 300 });
+    const refused = general.tryGrow(1001);
+    assert.equal(refused.status === 'refused' && refused.kind, 'query_memory_limit');
+  });
+
+  test('leaveFreeBytes outside [0, pool size) is a wiring bug', () => {
+    const pool = createMemoryPool({ sizeBytes: 1000 });
+    assert.throws(() => pool.createQuery('a', { leaveFreeBytes: 1000 }), RangeError);
+    assert.throws(() => pool.createQuery('b', { leaveFreeBytes: -1 }), RangeError);
+    assert.throws(() => pool.createQuery('c', { leaveFreeBytes: 1.5 }), RangeError);
+    assert.equal(pool.consumers().length, 0);
+  });
+});
+
 describe('reservation accounting', () => {
   test('RFC0058.2: a consumer dropped mid-query leaves neither the pool nor the per-query count stale', () => {
     const pool = createMemoryPool({ sizeBytes: 1000 });

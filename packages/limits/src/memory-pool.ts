@@ -59,6 +59,13 @@ export interface CreateQueryOptions {
    * without touching the pool total. Absent: the query is bounded by the pool alone.
    */
   readonly maxBytes?: number;
+  /**
+   * Pool bytes this query must leave free for others: a grow that would take the pool total past
+   * `size - leaveFreeBytes` is refused (503 `query_memory_contended`, unless the query could not fit the pool even
+   * alone). The querier's general lane leaves the light lane's share free this way
+   * (docs/design/query-governance.md, "Fair shares"). Absent or 0: the whole pool.
+   */
+  readonly leaveFreeBytes?: number;
 }
 
 /** One query's figures in the slot table, for the server log and for audits. */
@@ -174,6 +181,12 @@ class SharedPool implements MemoryPool {
         `maxBytes must be a positive integer no larger than the pool size ${this.size}, got ${String(maxBytes)}`,
       );
     }
+    const leaveFree = options?.leaveFreeBytes ?? 0;
+    if (!Number.isSafeInteger(leaveFree) || leaveFree < 0 || leaveFree >= this.size) {
+      throw new RangeError(
+        `leaveFreeBytes must be a non-negative integer below the pool size ${this.size}, got ${String(leaveFree)}`,
+      );
+    }
     const cells = this.#cells;
     const { words } = cells;
     for (let slot = 0; slot < cells.slots; slot++) {
@@ -186,7 +199,7 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
       writeSlotId(cells, slot, queryId);
       Atomics.store(words, owner, ticket); // publishes the id and figures above
-      return new SlotReservation(cells, slot, ticket, queryId, maxBytes);
+      return new SlotReservation(cells, slot, ticket, queryId, maxBytes, leaveFree);
     }
     throw new Error(
       `memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`,

@@ -60,11 +60,21 @@ export class SlotReservation implements QueryReservation {
   #slot: number;
   #ticket: bigint;
   #maxBytes: bigint | undefined;
+  /** The pool total this query may grow to: the size less what it must leave free for others. */
+  #limit: bigint;
   #released = false;
   #lastRefusal: GrowRefused | undefined;
 
-  constructor(cells: PoolCells, slot: number, ticket: bigint, queryId: string, maxBytes: number | undefined) {
+  constructor(
+    cells: PoolCells,
+    slot: number,
+    ticket: bigint,
+    queryId: string,
+    maxBytes: number | undefined,
+    leaveFreeBytes = 0,
+  ) {
     this.#cells = cells;
+    this.#limit = cells.size - BigInt(leaveFreeBytes);
     this.#slot = slot;
     this.#ticket = ticket;
     this.queryId = queryId;
@@ -103,7 +113,7 @@ export class SlotReservation implements QueryReservation {
     for (;;) {
       const current = Atomics.load(words, H_RESERVED);
       const next = current + add;
-      if (next > size) {
+      if (next > this.#limit) {
         const held = Number(Atomics.load(words, slotWord(this.#slot, S_HELD)));
         const refused = refusal(held, bytes, Number(size));
         this.#lastRefusal = refused;

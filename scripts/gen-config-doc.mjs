@@ -9,7 +9,8 @@
  *
  * Everything outside the markers is hand-written prose and is kept as is.
  *
- *   npx tsc -b packages/config && node scripts/gen-config-doc.mjs           # rewrite docs/configuration.md
+ *   npx tsc -b packages/config && node scripts/gen-config-doc.mjs           # rewrite docs/configuration.md and the
+ *                                                                           # key table of packages/config/README.md
  *   npx tsc -b packages/config && node scripts/gen-config-doc.mjs --check   # exit 1 when the file is stale
  *
  * The rendering functions are pure and exported (they take the key list as an argument), so
@@ -137,7 +138,33 @@ async function main(argv) {
   }
   if (text !== before) await writeFile(docUrl, text);
   process.stdout.write(`gen-config-doc: ${CONFIG_DOC_PATH} ${text === before ? 'already up to date' : 'updated'}\n`);
+  // The config package's README carries the same keys as one table (its own test checks it is current).
+  const { renderKeyTable } = await import(new URL('packages/config/dist/index.js', root).href);
+  const readmeUrl = new URL(CONFIG_README_PATH, root);
+  const readme = await readFile(readmeUrl, 'utf8');
+  const updated = replaceKeyTable(readme, renderKeyTable());
+  if (updated === null) {
+    process.stderr.write(`gen-config-doc: no key table (a line starting "${KEY_TABLE_HEADER}") in ${CONFIG_README_PATH}\n`);
+    return 1;
+  }
+  if (updated !== readme) await writeFile(readmeUrl, updated);
+  process.stdout.write(`gen-config-doc: ${CONFIG_README_PATH} ${updated === readme ? 'already up to date' : 'updated'}\n`);
   return 0;
+}
+
+/** The config package's README, relative to the repository root. */
+export const CONFIG_README_PATH = 'packages/config/README.md';
+/** The header row that starts the README's key table. */
+export const KEY_TABLE_HEADER = '| Key | Env-only variable |';
+
+/** `readme` with its key table (the header row and every table row after it) replaced by `table`; `null` if absent. */
+export function replaceKeyTable(readme, table) {
+  const lines = readme.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(KEY_TABLE_HEADER));
+  if (start < 0) return null;
+  let end = start;
+  while (end < lines.length && lines[end].startsWith('|')) end++;
+  return [...lines.slice(0, start), ...table.split('\n'), ...lines.slice(end)].join('\n');
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

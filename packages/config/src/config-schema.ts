@@ -280,8 +280,22 @@ const querierSchema = section({
         AT_LEAST_ONE,
         'a tenant needs at least one query',
       ),
+      light_query_permits: integerKey(
+        'Permits (and query workers) of max_concurrent_queries reserved for light queries: those whose last run was fast and small (light_query_ms, light_query_memory_bytes), with their own queue. Heavy queries cannot take them. At most max_concurrent_queries - 1 take effect; 0 = one lane for every query.',
+        1,
+        { min: 0 },
+      ),
+      light_query_ms: integerKey(
+        'A query is light when its last run executed within this many ms (and within light_query_memory_bytes, without a refusal).',
+        1000,
+      ),
+      light_query_memory_bytes: optionalIntegerKey(
+        'A query is light when its last run held at most this many pool bytes. The general lane leaves light_query_permits x this much of the pool free for the light lane (at most half the pool). Unset = the pool / 16.',
+        AT_LEAST_ONE,
+        'a light query needs some memory',
+      ),
       max_query_memory_bytes: optionalIntegerKey(
-        'Query memory one query may hold, in bytes; past it the query is refused query_memory_limit (422). Unset = half the pool. Larger than the pool = the pool.',
+        'Query memory one query may hold, in bytes; past it the query is refused query_memory_limit (422). Unset = half the pool or 1.25 x pool / max_concurrent_queries (what a query worker heap is sized for), the smaller. Larger than the pool = the pool.',
         AT_LEAST_ONE,
         'a query needs some memory',
       ),

@@ -112,6 +112,12 @@ export interface QueryLimitsConfig {
   readonly queryTimeoutMs: number;
   /** `max_concurrent_queries_per_tenant`: running + queued per tenant; `null` = ceil((max_concurrent + max_queued) / 2). */
   readonly maxConcurrentQueriesPerTenant: number | null;
+  /** `light_query_permits`: permits reserved for light queries; 0 = one lane. */
+  readonly lightQueryPermits: number;
+  /** `light_query_ms`: the execution time a light query's last run stayed within. */
+  readonly lightQueryMs: number;
+  /** `light_query_memory_bytes`: the pool bytes a light query's last run stayed within; `null` = pool / 16. */
+  readonly lightQueryMemoryBytes: number | null;
   /** `max_query_memory_bytes`: per-query ceiling on the pool; `null` = half the pool. */
   readonly maxQueryMemoryBytes: number | null;
   readonly maxListedObjects: number;

@@ -39,7 +39,7 @@ import {
 import { createAccessGate } from '@sluice/edge';
 import { createQueryApp } from './query-app.js';
 import { createQueryService, type QueryObserver } from './query-service.js';
-import { createWorkerPool, type JobResult, type WorkerPool } from './worker-pool.js';
+import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from './worker-pool.js';
 import type { QueryWorkerData } from './worker-protocol.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
@@ -132,7 +132,9 @@ after(async () => {
 class BlockingWorkers implements WorkerPool {
   readonly calls: { id: string; tenant: string; finish(): void }[] = [];
   autoFinish = false;
-  run(id: string, tenant: string, _nowNs: bigint, _job: unknown, signal?: AbortSignal): Promise<JobResult> {
+  run(id: string, tenant: string, _nowNs: bigint, _job: unknown, control: RunControl = {}): Promise<JobResult> {
+    const { signal } = control;
+    control.onDispatch?.();
     return new Promise<JobResult>((resolve) => {
       const finish = (): void =>
         resolve({

@@ -7,6 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ManualTimers } from '@sluice/limits/testing';
 import {
   BlockingWorkers,
   COUNT,
@@ -15,6 +16,7 @@ import {
   harness as makeHarness,
   query,
   rpc,
+  tracked,
   until,
   type Harness,
   type HarnessOptions,
@@ -99,5 +101,90 @@ describe('the per-tenant share', () => {
     }
     assert.deepEqual([(await a1).status, (await a2).status, (await b).status], [200, 200, 200]);
     assert.equal(h.gate.inFlight(), 0);
+  });
+});
+
+describe('the light lane: dashboards keep their own permit while a storm fills the general lane', () => {
+  const DASHBOARD = `severity >= error | ${WINDOW} | count`;
+  const STORM = `true | ${WINDOW} | count by body`;
+
+  test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full', async () => {
+    const timers = new ManualTimers();
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 1,
+      maxQueued: 1,
+      queryTimeoutMs: 30_000,
+      workers: general,
+      timers,
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 2000, leaveFreeBytes: 4 << 20 },
+    });
+    // First run of the dashboard query: unknown, the light permit is free, so it probes the light lane; it
+    // finishes at once (light).
+    const first = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 1, 'first dashboard run probing the light lane');
+    assert.equal(lightWorkers.calls[0]?.leaveFreeBytes, 0, 'the light lane may use the share left free for it');
+    lightWorkers.calls[0]?.finish();
+    assert.equal((await first).status, 200);
+    // The storm query probes too, outgrows the lane at laneMs, and is moved to the general lane, where it runs
+    // past light_query_ms: remembered as heavy.
+    const slow = tracked(query(h, 'acme', { query: STORM }));
+    await until(() => lightWorkers.calls.length === 2, 'storm probing the light lane');
+    timers.advance(2000);
+    await until(() => general.calls.length === 1, 'storm moved to the general lane');
+    assert.equal(lightWorkers.calls[1]?.stopped, true, 'the probe was stopped on the light lane');
+    assert.equal(h.lightGate?.inFlight(), 0, 'and gave its light permit back');
+    assert.equal(general.calls[0]?.leaveFreeBytes, 4 << 20, "the general lane leaves the light lane's share free");
+    timers.advance(1500);
+    general.calls[0]?.finish();
+    assert.equal((await slow.promise).status, 200);
+    // The storm now fills the general lane: one running, one queued, the next refused at once.
+    const storm1 = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 2, 'storm holding the general permit');
+    const storm2 = query(h, 'acme', { query: STORM });
+    await until(() => h.gate.queueDepth() === 1, 'storm queued');
+    const refused = await query(h, 'acme', { query: STORM });
+    assert.equal(refused.json.error.kind, 'query_queue_full', 'a heavy query never enters the light lane again');
+    // The dashboard query is admitted at once through the light lane, on its own worker.
+    const dashboard = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 3, 'the dashboard query on the light lane');
+    // With the light permit busy, a query never seen before is not probed: general lane, refused.
+    const unknown = await query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
+    assert.equal(unknown.json.error.kind, 'query_queue_full', 'a probe never queues on the light lane');
+    lightWorkers.calls[2]?.finish();
+    assert.equal((await dashboard).status, 200);
+    general.calls[1]?.finish();
+    await until(() => general.calls.length === 3, 'queued storm admitted');
+    general.calls[2]?.finish();
+    assert.deepEqual([(await storm1).status, (await storm2).status], [200, 200]);
+    assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
+  });
+
+  test('a light query that runs past light_query_ms goes back to the general lane next time', async () => {
+    const timers = new ManualTimers();
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 1,
+      queryTimeoutMs: 30_000,
+      workers: general,
+      timers,
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 4000, leaveFreeBytes: 0 },
+    });
+    const first = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 1, 'probe');
+    lightWorkers.calls[0]?.finish();
+    await first;
+    const second = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 2, 'light');
+    timers.advance(1001);
+    lightWorkers.calls[1]?.finish();
+    assert.equal((await second).status, 200, 'a slow light run still finishes where it started');
+    const third = query(h, 'acme', { query: DASHBOARD });
+    await until(() => general.calls.length === 1, 'back in the general lane after a slow run');
+    general.calls[0]?.finish();
+    assert.equal((await third).status, 200);
+    assert.equal(lightWorkers.calls.length, 2);
   });
 });

@@ -11,6 +11,11 @@
  * and its permit and reservations are released. A deadline is classified like the memory rule: if no other query
  * executed at any moment while this one ran, the query itself is too slow (422 `query_time_limit`); otherwise it
  * may have been slowed by the others (503 `query_time_contended`).
+ *
+ * Two lanes (docs/design/query-governance.md, "Fair shares"): a query whose last run was light (fast, small, not
+ * refused; see query-costs.ts) is admitted through the light lane's own permits and queue, which heavy queries
+ * cannot take; every other query goes through the general lane, whose reservations leave the light lane's share
+ * of the pool free. So a storm of over-wide queries is refused typed while dashboards keep being served.
  */
 import type { Logger } from '@sluice/telemetry';
 import {
@@ -23,7 +28,8 @@ import {
   type MemoryPool,
 } from '@sluice/limits';
 import type { QueryError } from './query-error.js';
-import type { WorkerPool } from './worker-pool.js';
+import { queryFingerprint, type QueryCosts, type QueryLane } from './query-costs.js';
+import type { JobResult, WorkerPool } from './worker-pool.js';
 import type { QueryJobKind } from './worker-protocol.js';
 
 /** Which surface metric kind a job counts as (`sluice.query.kind`). */
@@ -66,6 +72,21 @@ export interface QueryServiceOptions {
   readonly now?: () => number;
   /** Deadline timers (injectable so tests run on paused time). */
   readonly timers?: GateTimers;
+  /** The light lane; absent = one lane (every query through `gate`). */
+  readonly light?: {
+    readonly gate: AdmissionGate;
+    /** The light lane's own query workers. */
+    readonly workers: WorkerPool;
+    /** `light_query_permits`. */
+    readonly permits: number;
+    /** A light-lane run still executing after this many ms is moved to the general lane. */
+    readonly laneMs: number;
+    readonly costs: QueryCosts;
+    /** Pool bytes a general-lane query must leave free for the light lane. */
+    readonly leaveFreeBytes: number;
+    /** The querier's default window, for fingerprints (`querier.default_window_secs`). */
+    readonly defaultWindowSecs: number;
+  };
 }
 
 /** Per-request options of {@link QueryService.run}. */
@@ -110,6 +131,17 @@ const defaultTimers: GateTimers = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
+/** What every attempt of one request shares. */
+interface AttemptContext {
+  readonly tenant: string;
+  readonly job: QueryJobKind;
+  readonly runOptions: RunOptions;
+  readonly started: number;
+  readonly kind: QueryMetricKind;
+  readonly finish: (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null) => void;
+  readonly fingerprint: string | null;
+}
+
 /** One executing query, for the deadline's 422/503 rule. */
 interface Execution {
   /** Another query executed at some moment while this one did. */
@@ -135,138 +167,206 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   return {
     async run(tenant, job, runOptions = {}) {
-      const { signal } = runOptions;
       const started = performance.now();
       const kind = metricKind(job);
       const finish = (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null): void =>
         observer?.finished(kind, (performance.now() - started) / 1000, errorKind, rowGroups);
-      const admitted = await gate.acquire(signal, tenant);
-      if (admitted.status !== 'admitted') {
-        const limit = limitErrorFromAdmission(admitted);
-        if (limit === undefined) return { status: 'cancelled' };
-        finish(limit.kind, null);
-        return { status: 'error', error: queryErrorFromLimit(limit) };
+      const light = options.light;
+      const fingerprint = light === undefined ? null : queryFingerprint(tenant, job, nowNs(), light.defaultWindowSecs);
+      const context: AttemptContext = { tenant, job, runOptions, started, kind, finish, fingerprint };
+      if (light !== undefined && fingerprint !== null) {
+        // Known light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a
+        // light permit is free right now, so it can prove itself light; a heavy probe is moved to the general
+        // lane at light_query_ms x LIGHT_LANE_STRETCH and is never probed again.
+        const known = light.costs.laneOf(fingerprint);
+        const probe =
+          known === 'general' &&
+          !light.costs.known(fingerprint) &&
+          light.gate.inFlight() < light.permits &&
+          light.gate.queueDepth() === 0;
+        if (known === 'light' || probe) {
+          const outcome = await attempt(context, 'light');
+          if (outcome !== 'moved') return outcome;
+        }
       }
-      const permit = admitted.permit;
-      const id = `q${process.pid}-${++sequence}`;
-      const deadline = effectiveTimeout(configuredTimeoutMs, runOptions.timeoutMs);
-      // One controller stops the job for either reason; `stoppedBy` remembers which came first.
-      const stop = new AbortController();
-      let stoppedBy: 'deadline' | 'client' | null = null;
-      const onClientAbort = (): void => {
-        stoppedBy ??= 'client';
-        stop.abort();
+      const outcome = await attempt(context, 'general');
+      return outcome === 'moved'
+        ? { status: 'error', error: { kind: 'internal', message: 'internal error' } }
+        : outcome;
+    },
+  };
+
+  /** One admission and execution on `lane`; `moved` when a light-lane run outgrew the lane. */
+  async function attempt(context: AttemptContext, lane: QueryLane): Promise<ServiceOutcome | 'moved'> {
+    const { tenant, job, runOptions, started, kind, finish, fingerprint } = context;
+    const { signal } = runOptions;
+    const light = options.light;
+    const onLight = lane === 'light' && light !== undefined;
+    const admitted = await (onLight ? light.gate : gate).acquire(signal, tenant);
+    if (admitted.status !== 'admitted') {
+      const limit = limitErrorFromAdmission(admitted);
+      if (limit === undefined) return { status: 'cancelled' };
+      finish(limit.kind, null);
+      return { status: 'error', error: queryErrorFromLimit(limit) };
+    }
+    const permit = admitted.permit;
+    const id = `q${process.pid}-${++sequence}`;
+    const deadline = effectiveTimeout(configuredTimeoutMs, runOptions.timeoutMs);
+    // One controller stops the job for any reason; `stoppedBy` remembers which came first.
+    const stop = new AbortController();
+    let stoppedBy: 'deadline' | 'client' | 'lane' | null = null;
+    const onClientAbort = (): void => {
+      stoppedBy ??= 'client';
+      stop.abort();
+    };
+    signal?.addEventListener('abort', onClientAbort, { once: true });
+    if (signal?.aborted) onClientAbort();
+    // The deadline and the overlap rule start when the job reaches a worker: a wait for a replacement worker to
+    // start (after a termination) is not the query's own time.
+    let execution: Execution | null = null;
+    let executionStarted = 0;
+    const armed: unknown[] = [];
+    const onDispatch = (): void => {
+      execution = begin();
+      executionStarted = now();
+      if (deadline !== null) {
+        armed.push(
+          timers.setTimeout(() => {
+            stoppedBy ??= 'deadline';
+            stop.abort();
+          }, deadline.ms),
+        );
+      }
+      if (onLight && (deadline === null || light.laneMs < deadline.ms)) {
+        armed.push(
+          timers.setTimeout(() => {
+            stoppedBy ??= 'lane';
+            stop.abort();
+          }, light.laneMs),
+        );
+      }
+    };
+    let result: JobResult | null;
+    try {
+      result = await (onLight ? light.workers : workers).run(id, tenant, nowNs(), job, {
+        signal: stop.signal,
+        onDispatch,
+        leaveFreeBytes: lane === 'general' && light ? light.leaveFreeBytes : 0,
+      });
+    } catch {
+      result = null;
+    } finally {
+      if (execution !== null) executing.delete(execution);
+      for (const t of armed) timers.clearTimeout(t);
+      signal?.removeEventListener('abort', onClientAbort);
+    }
+    // A run the client abandoned says nothing about its cost; every other outcome does.
+    const abandoned = result?.status === 'cancelled' && stoppedBy === 'client';
+    if (light !== undefined && fingerprint !== null && execution !== null && !abandoned) {
+      light.costs.record(fingerprint, {
+        ms: now() - executionStarted,
+        peakBytes: result !== null && result.status !== 'cancelled' ? (result.peakBytes ?? 0) : 0,
+        refused: result === null || result.status === 'error' || result.status === 'cancelled',
+      });
+    }
+    if (result === null) {
+      pool.releaseQuery(id);
+      permit.release();
+      finish('internal', null);
+      return { status: 'error', error: { kind: 'internal', message: 'the query could not be run' } };
+    }
+    if (result.status === 'cancelled' && stoppedBy === 'lane') {
+      pool.releaseQuery(id);
+      permit.release();
+      log.info('query moved from the light lane to the general lane', {
+        query: id,
+        tenant,
+        kind,
+        light_lane_ms: light?.laneMs,
+        terminated: result.terminated === true,
+      });
+      return 'moved';
+    }
+    if (result.status === 'cancelled' && stoppedBy === 'deadline' && deadline !== null) {
+      pool.releaseQuery(id);
+      permit.release();
+      const elapsedMs = Math.round(now() - executionStarted);
+      const limit: LimitError = {
+        kind: (execution as Execution | null)?.overlapped === true ? 'query_time_contended' : 'query_time_limit',
+        timeoutMs: deadline.ms,
+        elapsedMs,
+        clientShortened: deadline.clientShortened,
       };
-      signal?.addEventListener('abort', onClientAbort, { once: true });
-      if (signal?.aborted) onClientAbort();
-      // The deadline and the overlap rule start when the job reaches a worker: a wait for a replacement worker to
-      // start (after a termination) is not the query's own time.
-      let execution: Execution | null = null;
-      let executionStarted = 0;
-      let timer: unknown;
-      const onDispatch = (): void => {
-        execution = begin();
-        executionStarted = now();
-        if (deadline === null) return;
-        timer = timers.setTimeout(() => {
-          stoppedBy ??= 'deadline';
-          stop.abort();
-        }, deadline.ms);
-      };
-      let result;
-      try {
-        result = await workers.run(id, tenant, nowNs(), job, stop.signal, onDispatch);
-      } catch {
-        result = null;
-      } finally {
-        if (execution !== null) executing.delete(execution);
-        if (timer !== undefined) timers.clearTimeout(timer);
-        signal?.removeEventListener('abort', onClientAbort);
-      }
-      if (result === null) {
-        pool.releaseQuery(id);
-        permit.release();
-        finish('internal', null);
-        return { status: 'error', error: { kind: 'internal', message: 'the query could not be run' } };
-      }
-      if (result.status === 'cancelled' && stoppedBy === 'deadline' && deadline !== null) {
-        pool.releaseQuery(id);
-        permit.release();
-        const elapsedMs = Math.round(now() - executionStarted);
-        const limit: LimitError = {
-          kind: (execution as Execution | null)?.overlapped === true ? 'query_time_contended' : 'query_time_limit',
-          timeoutMs: deadline.ms,
-          elapsedMs,
-          clientShortened: deadline.clientShortened,
-        };
-        finish(limit.kind, null);
-        log.info('query stopped at its deadline', {
+      finish(limit.kind, null);
+      log.info('query stopped at its deadline', {
+        query: id,
+        tenant,
+        kind,
+        error: limit.kind,
+        lane,
+        timeout_ms: deadline.ms,
+        terminated: result.terminated === true,
+        ms: Math.round(performance.now() - started),
+      });
+      return { status: 'error', error: queryErrorFromLimit(limit) };
+    }
+    if (result.status !== 'ok') {
+      pool.releaseQuery(id);
+      permit.release();
+      if (result.status === 'cancelled') {
+        log.info('query cancelled by its client', {
           query: id,
           tenant,
           kind,
-          error: limit.kind,
-          timeout_ms: deadline.ms,
           terminated: result.terminated === true,
           ms: Math.round(performance.now() - started),
         });
-        return { status: 'error', error: queryErrorFromLimit(limit) };
+        return { status: 'cancelled' };
       }
-      if (result.status !== 'ok') {
-        pool.releaseQuery(id);
-        permit.release();
-        if (result.status === 'cancelled') {
-          log.info('query cancelled by its client', {
-            query: id,
-            tenant,
-            kind,
-            terminated: result.terminated === true,
-            ms: Math.round(performance.now() - started),
-          });
-          return { status: 'cancelled' };
-        }
-        if (result.error.kind === 'query_memory_limit' || result.error.kind === 'query_memory_contended') {
-          // Who holds the pool goes to the server log, never to the response (docs/design/query-governance.md).
-          log.warn('query refused for memory', {
-            query: id,
-            kind: result.error.kind,
-            top_consumers: pool.topConsumers(5),
-          });
-        }
-        finish(result.error.kind, null);
-        log.info('query finished', {
+      if (result.error.kind === 'query_memory_limit' || result.error.kind === 'query_memory_contended') {
+        // Who holds the pool goes to the server log, never to the response (docs/design/query-governance.md).
+        log.warn('query refused for memory', {
           query: id,
-          tenant,
-          kind,
-          error: result.error.kind,
-          peak_bytes: result.peakBytes ?? 0,
-          ms: Math.round(performance.now() - started),
+          kind: result.error.kind,
+          top_consumers: pool.topConsumers(5),
         });
-        return { status: 'error', error: result.error };
       }
-      finish(null, { scanned: result.rowGroupsScanned, pruned: result.rowGroupsPruned });
+      finish(result.error.kind, null);
       log.info('query finished', {
         query: id,
         tenant,
         kind,
-        rows: result.rows,
-        row_groups_scanned: result.rowGroupsScanned,
-        row_groups_pruned: result.rowGroupsPruned,
-        peak_bytes: result.peakBytes,
-        body_bytes: result.body.byteLength,
+        lane,
+        error: result.error.kind,
+        peak_bytes: result.peakBytes ?? 0,
         ms: Math.round(performance.now() - started),
       });
-      let released = false;
-      return {
-        status: 'ok',
-        body: result.body,
-        rows: result.rows,
-        done() {
-          if (released) return;
-          released = true;
-          pool.releaseQuery(id);
-          permit.release();
-        },
-      };
-    },
-  };
+      return { status: 'error', error: result.error };
+    }
+    finish(null, { scanned: result.rowGroupsScanned, pruned: result.rowGroupsPruned });
+    log.info('query finished', {
+      query: id,
+      tenant,
+      kind,
+      lane,
+      rows: result.rows,
+      row_groups_scanned: result.rowGroupsScanned,
+      row_groups_pruned: result.rowGroupsPruned,
+      peak_bytes: result.peakBytes,
+      body_bytes: result.body.byteLength,
+      ms: Math.round(performance.now() - started),
+    });
+    let released = false;
+    return {
+      status: 'ok',
+      body: result.body,
+      rows: result.rows,
+      done() {
+        if (released) return;
+        released = true;
+        pool.releaseQuery(id);
+        permit.release();
+      },
+    };
+  }
 }

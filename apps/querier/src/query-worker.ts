@@ -51,7 +51,10 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   const controller = new AbortController();
   running.set(message.id, controller);
   // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself.
-  const reservation = pool.createQuery(message.id, { maxBytes: settings.maxQueryBytes });
+  const reservation = pool.createQuery(message.id, {
+    maxBytes: settings.maxQueryBytes,
+    leaveFreeBytes: message.leaveFreeBytes,
+  });
   let outcome: ExecuteOutcome;
   try {
     outcome =

@@ -6,7 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { splitHostPort, type SluiceConfig } from '@sluice/config';
+import { splitHostPort, type QueryLimitsConfig, type SluiceConfig } from '@sluice/config';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
 import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import {
@@ -20,8 +20,10 @@ import {
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
 import { createQueryApp } from './query-app.js';
-import { createQueryService, type QueryObserver } from './query-service.js';
-import { createWorkerPool } from './worker-pool.js';
+import { createQueryCosts } from './query-costs.js';
+import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
+import { createWorkerPool, type WorkerPool } from './worker-pool.js';
+import type { QueryWorkerData } from './worker-protocol.js';
 
 /** What the querier needs from its composition root. */
 export interface QuerierDeps {
@@ -55,6 +57,16 @@ const WORKER_HEAP_BASE_MB = 96;
  * idle worker's heap is ~31 MiB, ~12 MiB of it live). Measured under the 1.5 GiB soak: see heap-reclaimer.ts.
  */
 const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
+
+/**
+ * A light-lane run still executing after `light_query_ms` × this is moved to the general lane: generous enough that
+ * a light query slowed by a busy machine finishes where it started, tight enough that a heavy probe holds the
+ * light permit only briefly.
+ */
+export const LIGHT_LANE_STRETCH = 4;
+
+/** Default `light_query_memory_bytes`: the pool divided by this. */
+export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
 
 /** Default per-query ceiling as a share of the pool (`querier.limits.max_query_memory_bytes` unset). */
 export const DEFAULT_QUERY_MEMORY_SHARE = 0.5;
@@ -90,19 +102,39 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     sizeBytes: sizing.value.sizeBytes,
     maxQueries: Math.max(64, limits.maxConcurrentQueries * 2),
   });
+  // The light lane's permits come out of max_concurrent_queries (one worker per permit either way, so the
+  // workers' memory envelope is the same with or without the lane); the general lane keeps at least one.
+  const lightPermits = Math.min(limits.lightQueryPermits, limits.maxConcurrentQueries - 1);
+  if (lightPermits < limits.lightQueryPermits)
+    deps.log.info('light query lane smaller than configured: the general lane keeps at least one permit', {
+      light_query_permits: limits.lightQueryPermits,
+      max_concurrent_queries: limits.maxConcurrentQueries,
+      effective: lightPermits,
+    });
+  const generalPermits = limits.maxConcurrentQueries - lightPermits;
   const maxPerTenant =
     limits.maxConcurrentQueriesPerTenant ??
     Math.max(1, Math.ceil((limits.maxConcurrentQueries + limits.maxQueuedQueries) / 2));
   const gate = createAdmissionGate({
-    maxConcurrent: limits.maxConcurrentQueries,
+    maxConcurrent: generalPermits,
     maxQueued: limits.maxQueuedQueries,
     queueTimeoutMs: limits.queueTimeoutMs,
     maxPerTenant,
   });
-  // One query may not hold the whole pool, so it cannot turn every concurrent query into query_memory_contended.
+  // The pool bounds what queries retain; the heap limits bound garbage. A query may hold much of the pool, but
+  // N workers may not each grow to the pool: each worker gets 1.25 × its fair share of the pool plus a base, so
+  // the sum of worker heaps stays near 1.25 × pool. A query that outgrows its worker's heap is failed as a
+  // memory limit (the backstop), never the process.
+  const poolMb = sizing.value.sizeBytes / 1_048_576;
+  const fairShareBytes = Math.floor((1.25 * sizing.value.sizeBytes) / limits.maxConcurrentQueries);
+  const maxOldGenerationSizeMb = Math.ceil((1.25 * poolMb) / limits.maxConcurrentQueries) + WORKER_HEAP_BASE_MB;
+  // One query may not hold the whole pool, so it cannot turn every concurrent query into query_memory_contended;
+  // and by default not more than its worker's heap can carry, so it is refused typed by the pool (422) before
+  // the heap backstop has to stop its worker.
   const maxQueryBytes = Math.min(
     sizing.value.sizeBytes,
-    limits.maxQueryMemoryBytes ?? Math.floor(sizing.value.sizeBytes * DEFAULT_QUERY_MEMORY_SHARE),
+    limits.maxQueryMemoryBytes ??
+      Math.min(Math.floor(sizing.value.sizeBytes * DEFAULT_QUERY_MEMORY_SHARE), fairShareBytes),
   );
   if (limits.maxQueryMemoryBytes !== null && limits.maxQueryMemoryBytes > sizing.value.sizeBytes)
     deps.log.warn('querier.limits.max_query_memory_bytes is larger than the pool; the pool is the ceiling', {
@@ -114,42 +146,44 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     max_query_memory_bytes: maxQueryBytes,
     max_concurrent_queries_per_tenant: maxPerTenant,
   });
-  // The pool bounds what queries retain; the heap limits bound garbage. A query may hold the whole pool (greedy),
-  // but N workers may not each grow to the pool: each worker gets 1.25 × its fair share of the pool plus a base,
-  // so the sum of worker heaps stays near 1.25 × pool. A query that outgrows its worker's heap is failed as a
-  // memory limit (the backstop), never the process.
-  const poolMb = sizing.value.sizeBytes / 1_048_576;
-  const maxOldGenerationSizeMb = Math.ceil((1.25 * poolMb) / limits.maxConcurrentQueries) + WORKER_HEAP_BASE_MB;
   deps.log.info('query worker heap limit', {
-    workers: limits.maxConcurrentQueries,
+    workers: generalPermits,
     max_old_generation_mb: maxOldGenerationSizeMb,
   });
+  const workerData = {
+    pool: pool.shared,
+    storage: storageSettingsFrom(config.storage),
+    defaultWindowSecs: config.querier.defaultWindowSecs,
+    maxQueryBytes,
+    heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
+    limits: {
+      defaultRows: limits.defaultRows,
+      maxRows: limits.maxRows,
+      maxListedObjects: limits.maxListedObjects,
+      maxFiles: limits.maxFiles,
+      maxResultBytes: limits.maxResultBytes,
+    },
+  };
+  const onWorkerDeath = (info: { threadId: number; queryId: string | null; reason: string }): void =>
+    info.reason === 'recycled'
+      ? deps.log.info('query worker recycled', info)
+      : info.reason === 'stopped'
+        ? deps.log.info('query worker stopped (did not yield to a deadline or cancellation); replaced', info)
+        : deps.log.warn('query worker died; replaced', info);
   const workers = createWorkerPool({
-    size: limits.maxConcurrentQueries,
+    size: generalPermits,
     pool,
     maxOldGenerationSizeMb,
-    data: {
-      pool: pool.shared,
-      storage: storageSettingsFrom(config.storage),
-      defaultWindowSecs: config.querier.defaultWindowSecs,
-      // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
-      recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2),
-      maxQueryBytes,
-      heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
-      limits: {
-        defaultRows: limits.defaultRows,
-        maxRows: limits.maxRows,
-        maxListedObjects: limits.maxListedObjects,
-        maxFiles: limits.maxFiles,
-        maxResultBytes: limits.maxResultBytes,
-      },
-    },
-    onWorkerDeath: (info) =>
-      info.reason === 'recycled'
-        ? deps.log.info('query worker recycled', info)
-        : info.reason === 'stopped'
-          ? deps.log.info('query worker stopped (did not yield to a deadline or cancellation); replaced', info)
-          : deps.log.warn('query worker died; replaced', info),
+    // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
+    data: { ...workerData, recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2) },
+    onWorkerDeath,
+  });
+  const light = startLightLane(limits, lightPermits, sizing.value.sizeBytes, maxQueryBytes, {
+    pool,
+    workerData,
+    onWorkerDeath,
+    log: deps.log,
+    defaultWindowSecs: config.querier.defaultWindowSecs,
   });
   const service = createQueryService({
     gate,
@@ -157,6 +191,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     pool,
     log: deps.log,
     queryTimeoutMs: limits.queryTimeoutMs,
+    ...(light ? { light: light.lane } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
   });
   const app = createQueryApp({
@@ -187,14 +222,77 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   return {
     address: server.address() as AddressInfo,
     pool,
-    queueDepth: () => gate.queueDepth(),
-    inFlight: () => gate.inFlight(),
+    queueDepth: () => gate.queueDepth() + (light?.lane.gate.queueDepth() ?? 0),
+    inFlight: () => gate.inFlight() + (light?.lane.gate.inFlight() ?? 0),
     async stop() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
-      await workers.close();
+      await Promise.all([workers.close(), light?.workers.close()]);
+    },
+  };
+}
+
+/** What the light lane needs from the querier. */
+interface LightLaneDeps {
+  readonly pool: MemoryPool;
+  readonly workerData: Omit<QueryWorkerData, 'recycleBytes'>;
+  readonly onWorkerDeath: (info: { threadId: number; queryId: string | null; reason: string }) => void;
+  readonly log: Logger;
+  readonly defaultWindowSecs: number;
+}
+
+/**
+ * The light lane (docs/design/query-governance.md, "Fair shares"): `permits` of max_concurrent_queries, with their
+ * own queue and query workers, for queries whose last run was light. Its workers' heap cap is sized for light
+ * queries (a query that outgrows it is refused as a memory limit and is not light next time); the general
+ * lane leaves `light_query_permits × light_query_memory_bytes` of the pool free for it, at most half the pool.
+ * `null` when `permits` is 0.
+ */
+function startLightLane(
+  limits: QueryLimitsConfig,
+  permits: number,
+  poolBytes: number,
+  maxQueryBytes: number,
+  deps: LightLaneDeps,
+): { readonly lane: NonNullable<QueryServiceOptions['light']>; readonly workers: WorkerPool } | null {
+  if (permits === 0) return null;
+  const lightBytes = Math.min(
+    maxQueryBytes,
+    limits.lightQueryMemoryBytes ?? Math.floor(poolBytes / DEFAULT_LIGHT_QUERY_POOL_DIVISOR),
+  );
+  const leaveFreeBytes = Math.min(permits * lightBytes, Math.floor(poolBytes / 2));
+  const heapMb = Math.ceil((1.25 * lightBytes) / 1_048_576) + WORKER_HEAP_BASE_MB;
+  deps.log.info('light query lane', {
+    permits,
+    light_query_ms: limits.lightQueryMs,
+    light_query_memory_bytes: lightBytes,
+    pool_bytes_left_free: leaveFreeBytes,
+    max_old_generation_mb: heapMb,
+  });
+  const gate = createAdmissionGate({
+    maxConcurrent: permits,
+    maxQueued: limits.maxQueuedQueries,
+    queueTimeoutMs: limits.queueTimeoutMs,
+  });
+  const workers = createWorkerPool({
+    size: permits,
+    pool: deps.pool,
+    maxOldGenerationSizeMb: heapMb,
+    data: { ...deps.workerData, recycleBytes: Math.floor((heapMb * 1_048_576) / 2) },
+    onWorkerDeath: deps.onWorkerDeath,
+  });
+  return {
+    workers,
+    lane: {
+      gate,
+      workers,
+      permits,
+      laneMs: limits.lightQueryMs * LIGHT_LANE_STRETCH,
+      costs: createQueryCosts({ lightMs: limits.lightQueryMs, lightBytes }),
+      leaveFreeBytes,
+      defaultWindowSecs: deps.defaultWindowSecs,
     },
   };
 }

@@ -50,6 +50,16 @@ export interface WorkerPoolOptions {
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
 }
 
+/** How the caller steers one job. */
+export interface RunControl {
+  /** Aborting it stops the job (see {@link WorkerPool.run}). */
+  readonly signal?: AbortSignal;
+  /** Called when the job reaches a worker. */
+  readonly onDispatch?: () => void;
+  /** Pool bytes the job must leave free for other queries (the light lane's share); default 0. */
+  readonly leaveFreeBytes?: number;
+}
+
 /** Runs jobs on the query workers. */
 export interface WorkerPool {
   /**
@@ -59,14 +69,7 @@ export interface WorkerPool {
    * the job reaches a worker (after any wait for a replacement worker to start), which is where its deadline
    * starts.
    */
-  run(
-    id: string,
-    tenant: string,
-    nowNs: bigint,
-    job: QueryJobKind,
-    signal?: AbortSignal,
-    onDispatch?: () => void,
-  ): Promise<JobResult>;
+  run(id: string, tenant: string, nowNs: bigint, job: QueryJobKind, control?: RunControl): Promise<JobResult>;
   /** Terminates every worker. */
   close(): Promise<void>;
 }
@@ -191,7 +194,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 
   return {
-    async run(id, tenant, nowNs, job, signal, onDispatch) {
+    async run(id, tenant, nowNs, job, control = {}) {
+      const { signal, onDispatch } = control;
       if (signal?.aborted) return { status: 'cancelled' };
       const slot = await acquire();
       if (signal?.aborted) {
@@ -221,7 +225,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           },
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        slot.worker.postMessage({ type: 'run', id, tenant, nowNs, job });
+        slot.worker.postMessage({ type: 'run', id, tenant, nowNs, job, leaveFreeBytes: control.leaveFreeBytes ?? 0 });
         onDispatch?.();
       });
     },

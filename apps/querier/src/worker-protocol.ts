@@ -42,6 +42,8 @@ export type ToQueryWorker =
       readonly tenant: string;
       readonly nowNs: bigint;
       readonly job: QueryJobKind;
+      /** Pool bytes this job must leave free for others (the light lane's share; 0 in the light lane). */
+      readonly leaveFreeBytes: number;
     }
   | { readonly type: 'cancel'; readonly id: string };
 

@@ -16,8 +16,9 @@ import type { ManualTimers } from '@sluice/limits/testing';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
 import { createLogger } from '@sluice/telemetry';
 import { createQueryApp } from '../query-app.js';
+import { createQueryCosts } from '../query-costs.js';
 import { createQueryService } from '../query-service.js';
-import { createWorkerPool, type JobResult, type WorkerPool } from '../worker-pool.js';
+import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from '../worker-pool.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
 export const T0 = 1_780_272_000_000_000_000n;
@@ -70,20 +71,15 @@ export async function createStoreFixture(
 
 /** A worker pool whose jobs block until the test finishes them or the service stops them. */
 export class BlockingWorkers implements WorkerPool {
-  readonly calls: { tenant: string; finish(): void; stopped: boolean }[] = [];
-  run(
-    _id: string,
-    tenant: string,
-    _nowNs: bigint,
-    _job: unknown,
-    signal?: AbortSignal,
-    onDispatch?: () => void,
-  ): Promise<JobResult> {
-    onDispatch?.();
+  readonly calls: { tenant: string; finish(): void; stopped: boolean; leaveFreeBytes: number }[] = [];
+  run(_id: string, tenant: string, _nowNs: bigint, _job: unknown, control: RunControl = {}): Promise<JobResult> {
+    const { signal } = control;
+    control.onDispatch?.();
     return new Promise<JobResult>((resolve) => {
       const call = {
         tenant,
         stopped: false,
+        leaveFreeBytes: control.leaveFreeBytes ?? 0,
         finish: () =>
           resolve({
             status: 'ok',
@@ -111,6 +107,8 @@ export class BlockingWorkers implements WorkerPool {
 export interface Harness {
   readonly app: ReturnType<typeof createQueryApp>;
   readonly gate: AdmissionGate;
+  /** The light lane's gate, when the harness has one. */
+  readonly lightGate: AdmissionGate | null;
   readonly pool: MemoryPool;
   readonly deaths: string[];
   close(): Promise<void>;
@@ -129,6 +127,13 @@ export interface HarnessOptions {
   readonly poolBytes?: number;
   /** `max_query_memory_bytes` as resolved (default 32 MiB). */
   readonly maxQueryBytes?: number;
+  /** A light lane with its own gate (one permit, queue 4) and test workers. */
+  readonly light?: {
+    readonly workers: WorkerPool;
+    readonly lightMs: number;
+    readonly laneMs: number;
+    readonly leaveFreeBytes: number;
+  };
   /** A test worker pool; default real workers running `workerScript`. */
   readonly workers?: WorkerPool;
   readonly workerScript?: string;
@@ -163,11 +168,32 @@ export function harness(o: HarnessOptions): Harness {
         limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 1000, maxFiles: 1000, maxResultBytes: 1 << 24 },
       },
     });
+  const lightGate = o.light
+    ? createAdmissionGate({
+        maxConcurrent: 1,
+        maxQueued: 4,
+        queueTimeoutMs: 10_000,
+        ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
+      })
+    : null;
   const service = createQueryService({
     gate,
     workers,
     pool,
     log: silent,
+    ...(o.light && lightGate
+      ? {
+          light: {
+            gate: lightGate,
+            workers: o.light.workers,
+            permits: 1,
+            laneMs: o.light.laneMs,
+            costs: createQueryCosts({ lightMs: o.light.lightMs, lightBytes: 1 << 20 }),
+            leaveFreeBytes: o.light.leaveFreeBytes,
+            defaultWindowSecs: 3600,
+          },
+        }
+      : {}),
     nowNs: () => NOW,
     queryTimeoutMs: o.queryTimeoutMs,
     ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
@@ -184,7 +210,7 @@ export function harness(o: HarnessOptions): Harness {
     maxRows: 10_000,
     version: 'test',
   });
-  return { app, gate, pool, deaths, close: () => workers.close() };
+  return { app, gate, lightGate, pool, deaths, close: () => workers.close() };
 }
 
 export interface Answer {

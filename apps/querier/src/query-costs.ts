@@ -1,0 +1,90 @@
+/**
+ * @module query-costs
+ * What recent runs of a query cost, to choose its admission lane before it runs (docs/design/query-governance.md,
+ * "Fair shares"). A dashboard asks the same questions again and again; an over-wide query is refused or slow
+ * again and again. So the querier remembers, per query fingerprint, the last run's execution time and peak pool
+ * bytes, and a query whose last run was light (fast, small, not refused) goes to the light lane, whose permits
+ * and queue the storm of heavy queries cannot take. A query never seen before goes to the general lane: being
+ * unknown is not being light.
+ *
+ * The fingerprint is the tenant, the statement without its time range, and the window's width in powers of two,
+ * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on.
+ */
+import { effectiveWindow, printPredicate, printStage, type Query } from '@sluice/query';
+import type { QueryJobKind } from './worker-protocol.js';
+
+/** The lane a query is admitted through. */
+export type QueryLane = 'light' | 'general';
+
+/** How one run went, as far as its lane is concerned. */
+export interface RunCost {
+  /** Execution time from dispatch to result, ms. */
+  readonly ms: number;
+  /** The most the query held on the pool. */
+  readonly peakBytes: number;
+  /** Refused by a limit (memory, time, result size, files) or failed: never light. */
+  readonly refused: boolean;
+}
+
+/** Options of {@link createQueryCosts}; the thresholds mirror `querier.limits.light_query_*`. */
+export interface QueryCostsOptions {
+  /** `light_query_ms`: a light run finished within this many ms of execution. */
+  readonly lightMs: number;
+  /** `light_query_memory_bytes`: a light run held at most this many pool bytes. */
+  readonly lightBytes: number;
+  /** Fingerprints remembered (least recently used forgotten first). Default 4096. */
+  readonly maxEntries?: number;
+}
+
+/** The remembered costs. */
+export interface QueryCosts {
+  /** The lane for a query with `fingerprint`: light only when its last run was light. */
+  laneOf(fingerprint: string): QueryLane;
+  /** True when a run of `fingerprint` has been recorded (and not yet forgotten). */
+  known(fingerprint: string): boolean;
+  /** Records a finished run of `fingerprint`. */
+  record(fingerprint: string, cost: RunCost): void;
+  /** Fingerprints remembered now. */
+  size(): number;
+}
+
+/** Creates an empty memory. */
+export function createQueryCosts(options: QueryCostsOptions): QueryCosts {
+  const maxEntries = options.maxEntries ?? 4096;
+  // A Map keeps insertion order: re-inserting on use makes the first key the least recently used.
+  const light = new Map<string, boolean>();
+  return {
+    laneOf(fingerprint) {
+      const known = light.get(fingerprint);
+      if (known === undefined) return 'general';
+      light.delete(fingerprint);
+      light.set(fingerprint, known);
+      return known ? 'light' : 'general';
+    },
+    known: (fingerprint) => light.has(fingerprint),
+    record(fingerprint, cost) {
+      light.delete(fingerprint);
+      light.set(fingerprint, !cost.refused && cost.ms <= options.lightMs && cost.peakBytes <= options.lightBytes);
+      while (light.size > maxEntries) light.delete(light.keys().next().value as string);
+    },
+    size: () => light.size,
+  };
+}
+
+/** log2 of the window's width in seconds, rounded down (0 for anything under 2 s). */
+function widthBucket(query: Query, nowNs: bigint, defaultWindowSecs: number): number {
+  const w = effectiveWindow(query, nowNs, defaultWindowSecs);
+  const secs = Number((w.toNs - w.fromNs) / 1_000_000_000n);
+  return secs < 2 ? 0 : Math.floor(Math.log2(secs));
+}
+
+/** The fingerprint of a job for `tenant` at `nowNs` (see the module doc). */
+export function queryFingerprint(tenant: string, job: QueryJobKind, nowNs: bigint, defaultWindowSecs: number): string {
+  if (job.kind === 'list_templates') return `${tenant}\u0000list_templates`;
+  const q = job.query;
+  const width = widthBucket(q, nowNs, defaultWindowSecs);
+  if (q.kind === 'drift') return `${tenant}\u0000drift\u0000${width}`;
+  const stages = q.stages.filter((s) => s.kind !== 'range').map(printStage);
+  const cap = job.rowCap === undefined ? '' : `\u0000cap ${job.rowCap}`;
+  return `${tenant}\u0000${[printPredicate(q.predicate), ...stages].join(' | ')}\u0000${width}${cap}`;
+}

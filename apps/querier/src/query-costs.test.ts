@@ -34,14 +34,16 @@ describe('query fingerprints', () => {
 });
 
 describe('query costs', () => {
-  const costs = () => createQueryCosts({ lightMs: 1000, lightBytes: 1000, maxEntries: 2 });
+  const costs = () => createQueryCosts({ lightMs: 1000, lightBytes: 1000, probeMs: 4000, maxEntries: 2 });
 
-  test('unknown is general; light after a fast, small, unrefused run; general after a slow, big or refused one', () => {
+  test('unknown may probe; light after a fast, small, unrefused run; probe after a near-light one; general after a slow, big or refused one', () => {
     const c = costs();
-    assert.equal(c.laneOf('a'), 'general');
+    assert.equal(c.laneOf('a'), 'probe');
     c.record('a', { ms: 10, peakBytes: 10, refused: false });
     assert.equal(c.laneOf('a'), 'light');
     c.record('a', { ms: 1001, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('a'), 'probe', 'one slow run under a busy machine does not exile it');
+    c.record('a', { ms: 4001, peakBytes: 10, refused: false });
     assert.equal(c.laneOf('a'), 'general');
     c.record('a', { ms: 10, peakBytes: 1001, refused: false });
     assert.equal(c.laneOf('a'), 'general');
@@ -56,7 +58,7 @@ describe('query costs', () => {
     assert.equal(c.laneOf('a'), 'light'); // a is now the most recently used
     c.record('c', { ms: 1, peakBytes: 1, refused: false });
     assert.equal(c.size(), 2);
-    assert.equal(c.laneOf('b'), 'general', 'b was forgotten');
+    assert.equal(c.laneOf('b'), 'probe', 'b was forgotten: unknown again');
     assert.equal(c.laneOf('a'), 'light');
   });
 });

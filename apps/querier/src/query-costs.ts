@@ -7,6 +7,11 @@
  * and queue the storm of heavy queries cannot take. A query never seen before goes to the general lane: being
  * unknown is not being light.
  *
+ * A query seen before whose last run was not light but came close — not refused, within the pool bytes of a
+ * light query and within `probeMs` — may *probe* the light lane when a light permit is free, like an unknown one:
+ * one run slowed by a busy machine must not exile a dashboard to the general lane, where a storm holds every
+ * permit, for good. A query that was refused, big, or slower than `probeMs` stays in the general lane.
+ *
  * The fingerprint is the tenant, the statement without its time range, and the window's width in powers of two,
  * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on.
  */
@@ -15,6 +20,13 @@ import type { QueryJobKind } from './worker-protocol.js';
 
 /** The lane a query is admitted through. */
 export type QueryLane = 'light' | 'general';
+
+/**
+ * Where a query may go: `light` (its last run was light: the light lane, queueing there if need be), `probe`
+ * (unknown, or close to light: the light lane only if a light permit is free now, else the general lane), or
+ * `general`.
+ */
+export type LaneChoice = 'light' | 'probe' | 'general';
 
 /** How one run went, as far as its lane is concerned. */
 export interface RunCost {
@@ -32,16 +44,16 @@ export interface QueryCostsOptions {
   readonly lightMs: number;
   /** `light_query_memory_bytes`: a light run held at most this many pool bytes. */
   readonly lightBytes: number;
+  /** A run shorter than this many ms (and light in memory, not refused) may probe the light lane next time. */
+  readonly probeMs: number;
   /** Fingerprints remembered (least recently used forgotten first). Default 4096. */
   readonly maxEntries?: number;
 }
 
 /** The remembered costs. */
 export interface QueryCosts {
-  /** The lane for a query with `fingerprint`: light only when its last run was light. */
-  laneOf(fingerprint: string): QueryLane;
-  /** True when a run of `fingerprint` has been recorded (and not yet forgotten). */
-  known(fingerprint: string): boolean;
+  /** Where a query with `fingerprint` may go (see {@link LaneChoice}). */
+  laneOf(fingerprint: string): LaneChoice;
   /** Records a finished run of `fingerprint`. */
   record(fingerprint: string, cost: RunCost): void;
   /** Fingerprints remembered now. */
@@ -52,22 +64,24 @@ export interface QueryCosts {
 export function createQueryCosts(options: QueryCostsOptions): QueryCosts {
   const maxEntries = options.maxEntries ?? 4096;
   // A Map keeps insertion order: re-inserting on use makes the first key the least recently used.
-  const light = new Map<string, boolean>();
+  const last = new Map<string, LaneChoice>();
   return {
     laneOf(fingerprint) {
-      const known = light.get(fingerprint);
-      if (known === undefined) return 'general';
-      light.delete(fingerprint);
-      light.set(fingerprint, known);
-      return known ? 'light' : 'general';
+      const choice = last.get(fingerprint);
+      if (choice === undefined) return 'probe';
+      last.delete(fingerprint);
+      last.set(fingerprint, choice);
+      return choice;
     },
-    known: (fingerprint) => light.has(fingerprint),
     record(fingerprint, cost) {
-      light.delete(fingerprint);
-      light.set(fingerprint, !cost.refused && cost.ms <= options.lightMs && cost.peakBytes <= options.lightBytes);
-      while (light.size > maxEntries) light.delete(light.keys().next().value as string);
+      const small = !cost.refused && cost.peakBytes <= options.lightBytes;
+      const choice: LaneChoice =
+        small && cost.ms <= options.lightMs ? 'light' : small && cost.ms < options.probeMs ? 'probe' : 'general';
+      last.delete(fingerprint);
+      last.set(fingerprint, choice);
+      while (last.size > maxEntries) last.delete(last.keys().next().value as string);
     },
-    size: () => light.size,
+    size: () => last.size,
   };
 }
 

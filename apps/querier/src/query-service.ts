@@ -140,6 +140,8 @@ interface AttemptContext {
   readonly kind: QueryMetricKind;
   readonly finish: (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null) => void;
   readonly fingerprint: string | null;
+  /** Execution time already spent on an earlier attempt (a probe moved off the light lane); part of the cost. */
+  spentMs: number;
 }
 
 /** One executing query, for the deadline's 422/503 rule. */
@@ -173,18 +175,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         observer?.finished(kind, (performance.now() - started) / 1000, errorKind, rowGroups);
       const light = options.light;
       const fingerprint = light === undefined ? null : queryFingerprint(tenant, job, nowNs(), light.defaultWindowSecs);
-      const context: AttemptContext = { tenant, job, runOptions, started, kind, finish, fingerprint };
+      const context: AttemptContext = { tenant, job, runOptions, started, kind, finish, fingerprint, spentMs: 0 };
       if (light !== undefined && fingerprint !== null) {
-        // Known light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a
-        // light permit is free right now, so it can prove itself light; a heavy probe is moved to the general
-        // lane at light_query_ms x LIGHT_LANE_STRETCH and is never probed again.
-        const known = light.costs.laneOf(fingerprint);
-        const probe =
-          known === 'general' &&
-          !light.costs.known(fingerprint) &&
-          light.gate.inFlight() < light.permits &&
-          light.gate.queueDepth() === 0;
-        if (known === 'light' || probe) {
+        // Light: the light lane (it may queue there). Unknown or close to light: a probe run on the light lane,
+        // only when a light permit is free right now, so it can prove itself light; a probe that outgrows the
+        // lane (light_query_ms x LIGHT_LANE_STRETCH) is moved to the general lane and is not probed again.
+        const choice = light.costs.laneOf(fingerprint);
+        const free = light.gate.inFlight() < light.permits && light.gate.queueDepth() === 0;
+        if (choice === 'light' || (choice === 'probe' && free)) {
           const outcome = await attempt(context, 'light');
           if (outcome !== 'moved') return outcome;
         }
@@ -264,7 +262,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const abandoned = result?.status === 'cancelled' && stoppedBy === 'client';
     if (light !== undefined && fingerprint !== null && execution !== null && !abandoned) {
       light.costs.record(fingerprint, {
-        ms: now() - executionStarted,
+        ms: context.spentMs + now() - executionStarted,
         peakBytes: result !== null && result.status !== 'cancelled' ? (result.peakBytes ?? 0) : 0,
         refused: result === null || result.status === 'error' || result.status === 'cancelled',
       });
@@ -276,6 +274,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       return { status: 'error', error: { kind: 'internal', message: 'the query could not be run' } };
     }
     if (result.status === 'cancelled' && stoppedBy === 'lane') {
+      context.spentMs += now() - executionStarted;
       pool.releaseQuery(id);
       permit.release();
       log.info('query moved from the light lane to the general lane', {

@@ -290,7 +290,11 @@ function startLightLane(
       workers,
       permits,
       laneMs: limits.lightQueryMs * LIGHT_LANE_STRETCH,
-      costs: createQueryCosts({ lightMs: limits.lightQueryMs, lightBytes }),
+      costs: createQueryCosts({
+        lightMs: limits.lightQueryMs,
+        lightBytes,
+        probeMs: limits.lightQueryMs * LIGHT_LANE_STRETCH,
+      }),
       leaveFreeBytes,
       defaultWindowSecs: deps.defaultWindowSecs,
     },

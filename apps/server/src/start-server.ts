@@ -10,7 +10,7 @@ import type { Probes } from '@sluice/core';
 import { readOpenFileLimit, type AccessGate, type ConnectionCap } from '@sluice/edge';
 import { createListenerCaps, planListenerCaps } from './access-setup.js';
 import { startQuerier, type Querier } from '@sluice/querier';
-import { createPoolLender } from './pool-lender.js';
+import { createPoolLender, lentBytes } from './pool-lender.js';
 import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
 import {
@@ -119,6 +119,7 @@ export async function startServer(
     const q = querier;
     gauges = samplePoolGauges(telemetry.meter, () => ({
       reserved: q.pool.reserved(),
+      lent: lentBytes(q.pool),
       limit: q.pool.size,
       queueDepth: q.queueDepth(),
       inFlight: q.inFlight(),

@@ -10,6 +10,7 @@ import {
   ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
   METRIC_SLUICE_QUERY_DURATION,
   METRIC_SLUICE_QUERY_IN_FLIGHT,
+  METRIC_SLUICE_QUERY_POOL_LENT,
   METRIC_SLUICE_QUERY_POOL_LIMIT,
   METRIC_SLUICE_QUERY_POOL_RESERVED,
   METRIC_SLUICE_QUERY_QUEUE_DEPTH,
@@ -26,6 +27,8 @@ export interface QueryMetrics {
   readonly rowGroups: InstrumentFor<typeof METRIC_SLUICE_QUERY_ROW_GROUPS>;
   /** `sluice.query.pool.reserved` gauge, `By`. */
   readonly poolReserved: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_RESERVED>;
+  /** `sluice.query.pool.lent` gauge, `By`: the part of the reserved bytes lent to compaction. */
+  readonly poolLent: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LENT>;
   /** `sluice.query.pool.limit` gauge, `By`. */
   readonly poolLimit: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LIMIT>;
   /** `sluice.query.queue.depth` gauge, `{query}` waiting for a permit. */
@@ -46,6 +49,7 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
     duration: createInstrument(meter, METRIC_SLUICE_QUERY_DURATION),
     rowGroups,
     poolReserved: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_RESERVED),
+    poolLent: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LENT),
     poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
     queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
     inFlight: createInstrument(meter, METRIC_SLUICE_QUERY_IN_FLIGHT),

@@ -247,6 +247,11 @@ export const METRIC_SLUICE_QUERY_POOL_RESERVED = 'sluice.query.pool.reserved';
 /** Attributes a {@link METRIC_SLUICE_QUERY_POOL_RESERVED} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryPoolReservedAttributes = Readonly<Record<string, never>>;
 
+/** `sluice.query.pool.lent` (gauge, `By`): Bytes of the query memory pool lent to compaction merges running in the same process (part of sluice.query.pool.reserved). */
+export const METRIC_SLUICE_QUERY_POOL_LENT = 'sluice.query.pool.lent';
+/** Attributes a {@link METRIC_SLUICE_QUERY_POOL_LENT} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryPoolLentAttributes = Readonly<Record<string, never>>;
+
 /** `sluice.query.pool.limit` (gauge, `By`): Size of the process-wide query memory pool. */
 export const METRIC_SLUICE_QUERY_POOL_LIMIT = 'sluice.query.pool.limit';
 /** Attributes a {@link METRIC_SLUICE_QUERY_POOL_LIMIT} data point may carry; only `required` ones are mandatory. */
@@ -465,6 +470,13 @@ export const METRICS = {
     description: 'Bytes currently reserved on the process-wide query memory pool.',
     attributes: [],
   },
+  [METRIC_SLUICE_QUERY_POOL_LENT]: {
+    name: METRIC_SLUICE_QUERY_POOL_LENT,
+    instrument: 'gauge',
+    unit: 'By',
+    description: 'Bytes of the query memory pool lent to compaction merges running in the same process (part of sluice.query.pool.reserved).',
+    attributes: [],
+  },
   [METRIC_SLUICE_QUERY_POOL_LIMIT]: {
     name: METRIC_SLUICE_QUERY_POOL_LIMIT,
     instrument: 'gauge',
@@ -552,6 +564,7 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_DURATION]: SluiceQueryDurationAttributes;
   readonly [METRIC_SLUICE_QUERY_ROW_GROUPS]: SluiceQueryRowGroupsAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
+  readonly [METRIC_SLUICE_QUERY_POOL_LENT]: SluiceQueryPoolLentAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
   readonly [METRIC_SLUICE_QUERY_IN_FLIGHT]: SluiceQueryInFlightAttributes;

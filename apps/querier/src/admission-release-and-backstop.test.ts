@@ -704,6 +704,7 @@ describe('worker backstop (defence in depth behind the pool)', () => {
           consumers: () => pool.consumers(),
           topConsumers: (n) => pool.topConsumers(n),
           releaseQuery: (id) => pool.releaseQuery(id),
+          fenceThread: (id) => pool.fenceThread(id),
           releaseThread: (id) => {
             const bytes = pool.releaseThread(id);
             releasedByThread.push(bytes);

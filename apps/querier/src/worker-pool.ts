@@ -29,6 +29,9 @@ export type JobResult =
   /** Stopped on the caller's abort; `terminated` when the worker did not yield and was replaced. */
   | { readonly status: 'cancelled'; readonly terminated?: boolean };
 
+/** Longest wait for a stopping worker's pool update to finish before it is terminated anyway. */
+const FENCE_WAIT_MS = 100;
+
 /** Default grace between asking a worker to stop and terminating it. */
 export const DEFAULT_STOP_GRACE_MS = 50;
 
@@ -173,6 +176,20 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     return slot;
   };
 
+  /**
+   * Terminates a worker once its reservations are fenced (limits' pool-layout: a thread stopped between the two
+   * words of a pool update would leave the total wrong). A fence waits out an update in progress — nanoseconds,
+   * unless the thread is descheduled — so it is retried on the next turns, for at most FENCE_WAIT_MS.
+   */
+  const terminateFenced = (slot: Slot, since = performance.now()): void => {
+    const threadId = slot.worker.threadId;
+    if (threadId >= 0 && !options.pool.fenceThread(threadId) && performance.now() - since < FENCE_WAIT_MS) {
+      setImmediate(() => terminateFenced(slot, since));
+      return;
+    }
+    void slot.worker.terminate();
+  };
+
   const idle: Slot[] = [];
   const release = (slot: Slot): void => {
     // A slot being terminated is never handed out again, even if its last answer raced the termination.
@@ -213,7 +230,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             slot.stopping = true;
             const at = idle.indexOf(slot);
             if (at >= 0) idle.splice(at, 1);
-            void slot.worker.terminate();
+            terminateFenced(slot);
           }, stopGraceMs);
         };
         slot.job = {

@@ -234,6 +234,46 @@ describe('leaving pool bytes free for others (leaveFreeBytes)', () => {
   });
 });
 
+describe('fencing a thread before it is terminated', () => {
+  test('a fence waits out an update in progress, then the thread cannot start another; terminating it leaves the total equal to its slots', async () => {
+    const pool = createMemoryPool({ sizeBytes: 1 << 20 });
+    const gateBuffer = new SharedArrayBuffer(4);
+    const worker = new Worker(new URL('./testing/pool-guard-worker.js', import.meta.url), {
+      workerData: { pool: pool.shared, gate: gateBuffer, first: 1000, second: 500 },
+    });
+    const messages: Array<Record<string, unknown>> = [];
+    const next = (step: string): Promise<Record<string, unknown>> =>
+      new Promise((resolve) => {
+        const look = (): void => {
+          const m = messages.find((x) => x['step'] === step);
+          if (m) resolve(m);
+          else setImmediate(look);
+        };
+        look();
+      });
+    worker.on('message', (m: Record<string, unknown>) => messages.push(m));
+    const inside = await next('inside');
+    const id = inside['threadId'] as number;
+    // Paused between reading the total and committing: the fence must not go through now.
+    assert.equal(pool.fenceThread(id), false, 'an update is in progress');
+    const gate = new Int32Array(gateBuffer);
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    const grown = await next('grown');
+    assert.deepEqual([grown['status'], grown['held']], ['ok', 1500]);
+    assert.equal(pool.fenceThread(id), true, 'no update in progress: fenced');
+    worker.postMessage('again');
+    const again = await next('again');
+    assert.match(String(again['error']), /fenced for stopping/, 'a fenced thread cannot start an update');
+    assert.equal(pool.reserved(), 1500, 'the refused update touched nothing');
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    await worker.terminate();
+    await exited;
+    assert.equal(pool.releaseThread(id), 1500);
+    assert.equal(pool.reserved(), 0, 'total == sum of the slots after the death');
+  });
+});
+
 describe('reservation accounting', () => {
   test('RFC0058.2: a consumer dropped mid-query leaves neither the pool nor the per-query count stale', () => {
     const pool = createMemoryPool({ sizeBytes: 1000 });

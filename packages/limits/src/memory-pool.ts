@@ -15,8 +15,11 @@ import {
   H_SLOTS,
   H_TICKET,
   ID_BYTES,
+  GUARD_BUSY,
+  GUARD_FENCED,
   OWNER_BUSY,
   POOL_MAGIC,
+  S_GUARD,
   S_HELD,
   S_OWNER,
   S_PEAK,
@@ -112,6 +115,12 @@ export interface MemoryPool {
    * @returns the bytes released.
    */
   releaseThread(threadId: number): number;
+  /**
+   * Fences every reservation of thread `threadId` before the thread is terminated: from then on the thread cannot
+   * start a pool update, so terminating it cannot leave the pool total and its slots disagreeing. Never waits.
+   * @returns false when one of its reservations is inside an update right now (fence the rest; call again soon).
+   */
+  fenceThread(threadId: number): boolean;
 }
 
 /**
@@ -197,6 +206,7 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_HELD), 0n);
       Atomics.store(words, slotWord(slot, S_PEAK), 0n);
       Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
+      Atomics.store(words, slotWord(slot, S_GUARD), 0n);
       writeSlotId(cells, slot, queryId);
       Atomics.store(words, owner, ticket); // publishes the id and figures above
       return new SlotReservation(cells, slot, ticket, queryId, maxBytes, leaveFree);
@@ -224,6 +234,17 @@ class SharedPool implements MemoryPool {
 
   releaseThread(id: number): number {
     return this.#releaseWhere((c) => c.threadId === id);
+  }
+
+  fenceThread(id: number): boolean {
+    let all = true;
+    for (const { slot, consumer } of this.#scan()) {
+      if (consumer.threadId !== id) continue;
+      const guard = slotWord(slot, S_GUARD);
+      const seen = Atomics.compareExchange(this.#cells.words, guard, 0n, GUARD_FENCED);
+      if (seen === GUARD_BUSY) all = false;
+    }
+    return all;
   }
 
   #releaseWhere(match: (c: PoolConsumer) => boolean): number {

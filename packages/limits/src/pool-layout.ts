@@ -10,17 +10,23 @@
  * word 2  RESERVED   bytes reserved by all queries together (CAS loop in tryGrow)
  * word 3  SLOTS      number of query slots
  * word 4  TICKET     last slot ticket handed out (Atomics.add; tickets are never reused)
- * word 8 + i*8 …     slot i: OWNER, HELD, PEAK, THREAD, ID_LEN (3 words spare)
+ * word 8 + i*8 …     slot i: OWNER, HELD, PEAK, THREAD, ID_LEN, GUARD (2 words spare)
  * after the words    slot i's query id, UTF-8, ID_BYTES bytes per slot
  * ```
  *
  * A slot's OWNER is 0 when free, {@link OWNER_BUSY} while it is being claimed or released, and a positive ticket
  * while a query holds it. The query id bytes are written before the ticket is published with `Atomics.store`, so
  * a reader that sees the ticket sees the id.
+ *
+ * A slot's GUARD makes its two-word updates (the total and the slot's held bytes) safe against a thread being
+ * terminated between them: the owning thread enters with a compare-and-swap 0 → {@link GUARD_BUSY} and leaves
+ * with 0; a thread about to be terminated is first *fenced*: the main thread swaps 0 → {@link GUARD_FENCED} on each
+ * of its slots (retrying while one is busy), after which the thread can no longer start an update, so terminating
+ * it can never leave the total and the slots disagreeing.
  */
 
-/** Layout tag: "SLUI" and layout version 1. */
-export const POOL_MAGIC = 0x534c5549_0001n;
+/** Layout tag: "SLUI" and layout version 2 (slot word GUARD). */
+export const POOL_MAGIC = 0x534c5549_0002n;
 export const H_MAGIC = 0;
 export const H_SIZE = 1;
 export const H_RESERVED = 2;
@@ -33,7 +39,13 @@ export const S_HELD = 1;
 export const S_PEAK = 2;
 export const S_THREAD = 3;
 export const S_ID_LEN = 4;
+export const S_GUARD = 5;
 export const SLOT_WORDS = 8;
+
+/** GUARD: the owning thread is inside an update of the total and the slot. */
+export const GUARD_BUSY = 1n;
+/** GUARD: the owning thread is being stopped; it may not start another update. */
+export const GUARD_FENCED = 2n;
 
 /** Marks a slot being claimed or released; readers skip it. */
 export const OWNER_BUSY = -1n;
@@ -101,6 +113,7 @@ export function releaseSlot(cells: PoolCells, slot: number, ticket: bigint): num
   Atomics.store(words, slotWord(slot, S_PEAK), 0n);
   Atomics.store(words, slotWord(slot, S_THREAD), 0n);
   Atomics.store(words, slotWord(slot, S_ID_LEN), 0n);
+  Atomics.store(words, slotWord(slot, S_GUARD), 0n);
   Atomics.store(words, slotWord(slot, S_OWNER), 0n);
   return Number(held);
 }

@@ -6,7 +6,17 @@
  */
 import { GROW_OK, queryCeilingRefusal, refusal } from './grow-outcome.js';
 import type { GrowOutcome, GrowRefused } from './grow-outcome.js';
-import { H_RESERVED, S_HELD, S_OWNER, S_PEAK, checkBytes, releaseSlot, slotWord } from './pool-layout.js';
+import {
+  GUARD_BUSY,
+  H_RESERVED,
+  S_GUARD,
+  S_HELD,
+  S_OWNER,
+  S_PEAK,
+  checkBytes,
+  releaseSlot,
+  slotWord,
+} from './pool-layout.js';
 import type { PoolCells } from './pool-layout.js';
 
 /**
@@ -98,6 +108,15 @@ export class SlotReservation implements QueryReservation {
     checkBytes(bytes, 'tryGrow bytes');
     this.#assertOwned('tryGrow');
     if (bytes === 0) return GROW_OK;
+    this.#enter('tryGrow');
+    try {
+      return this.#grow(bytes);
+    } finally {
+      this.#leave();
+    }
+  }
+
+  #grow(bytes: number): GrowOutcome {
     const { words, size } = this.#cells;
     const add = BigInt(bytes);
     if (this.#maxBytes !== undefined) {
@@ -137,6 +156,15 @@ export class SlotReservation implements QueryReservation {
     checkBytes(bytes, 'shrink bytes');
     this.#assertOwned('shrink');
     if (bytes === 0) return;
+    this.#enter('shrink');
+    try {
+      this.#shrink(bytes);
+    } finally {
+      this.#leave();
+    }
+  }
+
+  #shrink(bytes: number): void {
     const { words } = this.#cells;
     const heldIndex = slotWord(this.#slot, S_HELD);
     const held = Atomics.load(words, heldIndex);
@@ -151,7 +179,22 @@ export class SlotReservation implements QueryReservation {
   releaseAll(): number {
     if (this.#released) return 0;
     this.#released = true;
+    // A fenced slot is released by the main thread once this thread has stopped (releaseThread).
+    if (!this.#tryEnter()) return 0;
     return releaseSlot(this.#cells, this.#slot, this.#ticket) ?? 0;
+  }
+
+  /** Enters an update; false when the slot is fenced (this thread is being stopped). */
+  #tryEnter(): boolean {
+    return Atomics.compareExchange(this.#cells.words, slotWord(this.#slot, S_GUARD), 0n, GUARD_BUSY) === 0n;
+  }
+
+  #enter(op: string): void {
+    if (!this.#tryEnter()) throw new Error(`${op} on query ${this.queryId} after its thread was fenced for stopping`);
+  }
+
+  #leave(): void {
+    Atomics.store(this.#cells.words, slotWord(this.#slot, S_GUARD), 0n);
   }
 
   #owned(): boolean {

@@ -12,13 +12,18 @@
  *    OFF runs BENCH_OFF_CONCURRENCY permits (default 4, like ON): one permit is one query worker and dispatch is
  *    round-robin, so 64 permits would time 64 cold V8 isolates against 4 warm ones; with serial queries 4
  *    permits never queue, which is "no gate" for this workload. Set 64 to see the cold-worker effect.
+ *    Deadline machinery: a third server, ON with `query_timeout_ms: 0` (no deadline timer, no overlap tracking),
+ *    runs the same queries in the same alternation; ON/NO-DEADLINE is the cost of the deadline on the hot path.
  * 2. Refusal latency. A third process with max_concurrent_queries 1 and max_queued_queries 0; one slow query
  *    holds the permit while BURST (default 1000) concurrent POSTs arrive over loopback (one socket each); prints
  *    p50/p99/max of the `query_queue_full` rejections' latency and the burst's wall time, plus the latency of
  *    SERIAL_REJECTIONS (200) one-at-a-time rejections for comparison.
  *
+ * 3. The regex engine: `matches` runs on RE2 (linear time); the regex bench's table compares its matching cost
+ *    with V8's backtracking RegExp over the corpus bodies (test/src/bench/regex-bench.ts).
+ *
  * Env: BENCH_ROWS, BENCH_RUNS (default 11), BENCH_OFF_CONCURRENCY, BENCH_BURST, BENCH_ON_POOL_BYTES (ON's pool, default
- * 4 GiB; 64 GiB gives ON the same worker heap cap as OFF), BENCH_SKIP_OVERHEAD, BENCH_SKIP_REFUSAL.
+ * 4 GiB; 64 GiB gives ON the same worker heap cap as OFF), BENCH_SKIP_OVERHEAD, BENCH_SKIP_REFUSAL, BENCH_SKIP_REGEX.
  */
 import { Agent, request } from 'node:http';
 import { rmSync } from 'node:fs';
@@ -27,6 +32,7 @@ import { postQuery } from '../helpers/query-client.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 import { buildQueryCorpus, CORPUS_WINDOW, median, querySuite } from './bench-corpus.js';
+import { runRegexBench } from './regex-bench.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
@@ -37,8 +43,14 @@ const TENANT = 'bench';
 const GiB = 1024 ** 3;
 
 const ON_LIMITS = { memory_pool_bytes: Number(process.env.BENCH_ON_POOL_BYTES ?? 4 * GiB), max_rows: 10000 };
+/** ON without its deadline: every other limit as ON. */
+const NO_DEADLINE_LIMITS = { ...ON_LIMITS, query_timeout_ms: 0 };
 const OFF_LIMITS = {
   memory_pool_bytes: 64 * GiB,
+  query_timeout_ms: 0,
+  max_query_memory_bytes: 64 * GiB,
+  max_concurrent_queries_per_tenant: 1_000_000,
+  light_query_permits: 0,
   max_concurrent_queries: OFF_CONCURRENCY,
   max_queued_queries: 1_000_000,
   queue_timeout_ms: 3_600_000,
@@ -101,65 +113,72 @@ function rawQuery(url: string, agent: Agent, statement: string): Promise<{ statu
 }
 
 async function overhead(dataDir: string, dir: string, needle: bigint): Promise<void> {
-  const on = await spawnSluice(
-    testConfigYaml({ walDir: join(dir, 'wal-on'), dataDir, receiver: false, querier: true, querierLimits: ON_LIMITS }),
-    { dir },
-  );
-  const off = await spawnSluice(
-    testConfigYaml({
-      walDir: join(dir, 'wal-off'),
-      dataDir,
-      receiver: false,
-      querier: true,
-      querierLimits: OFF_LIMITS,
-    }),
-    { dir },
-  );
+  const start = (name: string, querierLimits: Record<string, number>): Promise<SluiceProcess> =>
+    spawnSluice(
+      testConfigYaml({ walDir: join(dir, `wal-${name}`), dataDir, receiver: false, querier: true, querierLimits }),
+      { dir },
+    );
+  const on = await start('on', ON_LIMITS);
+  const off = await start('off', OFF_LIMITS);
+  const noDeadline = await start('no-deadline', NO_DEADLINE_LIMITS);
   try {
-    await Promise.all([on.waitReady(), off.waitReady()]);
+    await Promise.all([on.waitReady(), off.waitReady(), noDeadline.waitReady()]);
     const suite = querySuite(needle);
     const lines: string[] = [];
     const ratios: number[] = [];
+    const deadlineRatios: number[] = [];
     let sumOn = 0;
     let sumOff = 0;
+    let sumNoDeadline = 0;
     for (const q of suite) {
       const onMs: number[] = [];
       const offMs: number[] = [];
-      await timed(on, q.sluice); // warm-up
-      await timed(off, q.sluice);
+      const ndMs: number[] = [];
+      for (const server of [on, off, noDeadline]) await timed(server, q.sluice); // warm-up
       for (let run = 0; run < RUNS; run++) {
-        if (run % 2 === 0) {
-          onMs.push(await timed(on, q.sluice));
-          offMs.push(await timed(off, q.sluice));
-        } else {
-          offMs.push(await timed(off, q.sluice));
-          onMs.push(await timed(on, q.sluice));
-        }
+        // The order rotates every repetition to cancel drift between the three servers.
+        const order: Array<[SluiceProcess, number[]]> = [
+          [on, onMs],
+          [off, offMs],
+          [noDeadline, ndMs],
+        ];
+        for (let k = 0; k < run % 3; k++) order.push(order.shift()!);
+        for (const [server, into] of order) into.push(await timed(server, q.sluice));
       }
       const a = median(onMs);
       const b = median(offMs);
+      const c = median(ndMs);
       sumOn += a;
       sumOff += b;
+      sumNoDeadline += c;
       ratios.push(a / b);
+      deadlineRatios.push(a / c);
       lines.push(
         `${q.name.padEnd(30)} ON ${a.toFixed(1).padStart(8)} ms  OFF ${b.toFixed(1).padStart(8)} ms  ON/OFF ${(a / b).toFixed(3)}  ` +
-          `(ON ${onMs.map((x) => x.toFixed(0)).join('/')}; OFF ${offMs.map((x) => x.toFixed(0)).join('/')})`,
+          `NO-DEADLINE ${c.toFixed(1).padStart(8)} ms  ON/NO-DEADLINE ${(a / c).toFixed(3)}  ` +
+          `(ON ${onMs.map((x) => x.toFixed(0)).join('/')}; OFF ${offMs.map((x) => x.toFixed(0)).join('/')}; NO-DEADLINE ${ndMs.map((x) => x.toFixed(0)).join('/')})`,
       );
     }
-    const geo = Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length);
+    const geomean = (xs: readonly number[]): number => Math.exp(xs.reduce((s, r) => s + Math.log(r), 0) / xs.length);
     const overall = sumOn / sumOff;
+    const deadlineOverall = sumOn / sumNoDeadline;
     console.log(
-      `governance overhead: ${ROWS} rows, median of ${RUNS} alternating runs after a warm-up; OFF = 64 GiB pool, caps huge, ${OFF_CONCURRENCY} permits`,
+      `governance overhead: ${ROWS} rows, median of ${RUNS} rotating runs after a warm-up; OFF = 64 GiB pool, caps huge, no deadline, no light lane, ${OFF_CONCURRENCY} permits; NO-DEADLINE = ON with query_timeout_ms 0`,
     );
     for (const l of lines) console.log('  ' + l);
     const recycled = (p: SluiceProcess): number =>
       p.logs.filter((l) => l.includes('"msg":"query worker recycled"')).length;
-    console.log(`  query workers recycled during the runs: ON ${recycled(on)}, OFF ${recycled(off)}`);
     console.log(
-      `  overall ON/OFF (sum of medians): ${overall.toFixed(3)} (${((overall - 1) * 100).toFixed(1)} %); geometric mean ${geo.toFixed(3)}; target ≤ 1.030: ${overall <= 1.03 ? 'met' : 'NOT met'}`,
+      `  query workers recycled during the runs: ON ${recycled(on)}, OFF ${recycled(off)}, NO-DEADLINE ${recycled(noDeadline)}`,
+    );
+    console.log(
+      `  overall ON/OFF (sum of medians): ${overall.toFixed(3)} (${((overall - 1) * 100).toFixed(1)} %); geometric mean ${geomean(ratios).toFixed(3)}; target ≤ 1.030: ${overall <= 1.03 ? 'met' : 'NOT met'}`,
+    );
+    console.log(
+      `  deadline machinery ON/NO-DEADLINE (sum of medians): ${deadlineOverall.toFixed(3)} (${((deadlineOverall - 1) * 100).toFixed(1)} %); geometric mean ${geomean(deadlineRatios).toFixed(3)}`,
     );
   } finally {
-    await Promise.all([on.stop(), off.stop()]);
+    await Promise.all([on.stop(), off.stop(), noDeadline.stop()]);
   }
 }
 
@@ -244,6 +263,10 @@ async function main(): Promise<void> {
     );
     if (process.env.BENCH_SKIP_OVERHEAD === undefined) await overhead(dataDir, dir, needle);
     if (process.env.BENCH_SKIP_REFUSAL === undefined) await refusalLatency(dataDir, dir);
+    if (process.env.BENCH_SKIP_REGEX === undefined) {
+      console.log('regex engine: RE2 (matches, =~, !~) vs V8 RegExp, matching cost alone');
+      runRegexBench(ROWS);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

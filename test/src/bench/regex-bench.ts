@@ -7,6 +7,7 @@
  * Run: `npx tsc -b test && node test/dist/bench/regex-bench.js`. Env: BENCH_ROWS, BENCH_RUNS (timed runs per
  * cell after one warm-up, default 3; the median is reported). Not part of the test suite.
  */
+import { pathToFileURL } from 'node:url';
 import type { LiteralBranch } from '@sluice/query';
 import { compileLinearRegex } from '@sluice/query';
 import { corpusRecords } from '../helpers/query-corpus.js';
@@ -51,12 +52,14 @@ function describeLiterals(literals: readonly LiteralBranch[] | undefined): strin
   return literals.map(one).join(' | ');
 }
 
-function main(): void {
+/** Runs the comparison over `rows` corpus bodies and prints the table (also called by `npm run bench:governance`). */
+export function runRegexBench(rows = ROWS): void {
+  const ROWS = rows;
   const bodies = corpusRecords(0, ROWS).map((r) => (r.body as { value: string }).value);
   const per1M = (ms: number): number => (ms * 1_000_000) / ROWS;
   console.log(`${ROWS} bodies, median of ${RUNS} runs; ms per 1 M rows (ratio to V8)\n`);
   const header = ['pattern', 'literal', 'hits', 'V8 RegExp', 'RE2 alone', 'RE2 + literal'];
-  const rows: string[][] = [];
+  const table: string[][] = [];
   for (const p of PATTERNS) {
     const compiled = compileLinearRegex(p.re2);
     if (!compiled.ok) throw new Error(`${p.re2}: ${compiled.error.message}`);
@@ -66,7 +69,7 @@ function main(): void {
     const filtered = time(bodies, (s) => re.test(s));
     if (alone.hits !== v8.hits || filtered.hits !== v8.hits) throw new Error(`${p.re2}: engines disagree`);
     const cell = (ms: number): string => `${per1M(ms).toFixed(0)} (${(ms / v8.ms).toFixed(1)}x)`;
-    rows.push([
+    table.push([
       `${p.name}: ${p.re2}`,
       describeLiterals(re.literals),
       String(v8.hits),
@@ -75,11 +78,11 @@ function main(): void {
       cell(filtered.ms),
     ]);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] as string).length)));
   const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const r of rows) console.log(line(r));
+  for (const r of table) console.log(line(r));
 }
 
-main();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runRegexBench();

@@ -386,10 +386,13 @@ async function main(): Promise<number> {
           `true | ${W} | count by trace_id`,
           ...(REDOS ? [`${REDOS_QUERY_PREDICATE} | ${W} | count`] : []),
         ],
+        // Dashboard panels: what a dashboard polls every few seconds — recent windows of the live ingest (~4 M
+        // records an hour here) and a pinned template over a corpus minute. A panel that full-text scans a whole
+        // hour every 2 s would itself be a storm; the storm lane above is where over-wide queries live.
         lightQueries: [
-          'severity >= error | limit 5',
-          'true | count by service',
-          'contains(body, "took 7 ms") | count',
+          'severity >= error | range(-5m, now) | limit 5',
+          'true | range(-5m, now) | count by service',
+          'contains(body, "took 7 ms") | range(-5m, now) | count',
           `template_id == ${needle} | range(2026-03-01T11:00:00Z, 2026-03-01T11:01:00Z) | count`,
         ],
       });

@@ -705,6 +705,7 @@ describe('worker backstop (defence in depth behind the pool)', () => {
           topConsumers: (n) => pool.topConsumers(n),
           releaseQuery: (id) => pool.releaseQuery(id),
           fenceThread: (id) => pool.fenceThread(id),
+          repairTotal: () => pool.repairTotal(),
           releaseThread: (id) => {
             const bytes = pool.releaseThread(id);
             releasedByThread.push(bytes);

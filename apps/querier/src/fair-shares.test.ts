@@ -118,7 +118,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
       queryTimeoutMs: 30_000,
       workers: general,
       timers,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 2000, leaveFreeBytes: 4 << 20 },
+      light: { workers: lightWorkers, lightMs: 2000, laneMs: 2000, leaveFreeBytes: 4 << 20 },
     });
     // First run of the dashboard query: unknown, the light permit is free, so it probes the light lane; it
     // finishes at once (light).
@@ -127,8 +127,8 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(lightWorkers.calls[0]?.leaveFreeBytes, 0, 'the light lane may use the share left free for it');
     lightWorkers.calls[0]?.finish();
     assert.equal((await first).status, 200);
-    // The storm query probes too, outgrows the lane at laneMs, and is moved to the general lane: its cost is the
-    // time on both lanes, past what may probe again, so it is remembered as heavy.
+    // The storm query probes too, outgrows the lane at light_query_ms, and is moved to the general lane: its cost
+    // is the time on both lanes, so it is remembered as heavy.
     const slow = tracked(query(h, 'acme', { query: STORM }));
     await until(() => lightWorkers.calls.length === 2, 'storm probing the light lane');
     timers.advance(2000);
@@ -161,7 +161,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
   });
 
-  test('a light query that ran past light_query_ms probes the light lane only while a light permit is free; one moved off the lane stays general', async () => {
+  test('a light query whose run outgrew the light lane is moved, and uses the general lane until a run is light again', async () => {
     const timers = new ManualTimers();
     const general = new BlockingWorkers();
     const lightWorkers = new BlockingWorkers();
@@ -170,36 +170,31 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
       queryTimeoutMs: 30_000,
       workers: general,
       timers,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 4000, leaveFreeBytes: 0 },
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
     });
     const first = query(h, 'acme', { query: DASHBOARD });
     await until(() => lightWorkers.calls.length === 1, 'probe');
-    timers.advance(1001); // slower than light_query_ms, within the lane
+    timers.advance(999);
     lightWorkers.calls[0]?.finish();
-    assert.equal((await first).status, 200, 'a slow light-lane run still finishes where it started');
-    // Near-light: with the light permit taken by another light query, it goes to the general lane...
+    assert.equal((await first).status, 200);
+    // Light now: it queues on the light lane behind another light-lane query rather than take the general lane.
     const other = query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
     await until(() => lightWorkers.calls.length === 2, 'another query holding the light permit');
-    const second = query(h, 'acme', { query: DASHBOARD });
-    await until(
-      () => general.calls.length === 1,
-      'near-light query in the general lane while the light permit is busy',
-    );
-    general.calls[0]?.finish();
-    assert.equal((await second).status, 200);
+    const second = tracked(query(h, 'acme', { query: DASHBOARD }));
+    await until(() => h.lightGate?.queueDepth() === 1, 'the light query queued on the light lane');
     lightWorkers.calls[1]?.finish();
     await other;
-    // ...and probes the light lane again once it is free; past the lane's limit it is moved for good.
-    const third = tracked(query(h, 'acme', { query: DASHBOARD }));
-    await until(() => lightWorkers.calls.length === 3, 'probing again');
-    timers.advance(4000);
-    await until(() => general.calls.length === 2, 'moved to the general lane');
-    general.calls[1]?.finish();
-    assert.equal((await third.promise).status, 200);
-    const fourth = query(h, 'acme', { query: DASHBOARD });
-    await until(() => general.calls.length === 3, 'general from now on, though the light lane is free');
+    await until(() => lightWorkers.calls.length === 3, 'its turn on the light lane');
+    // This run outgrows the lane: moved to the general lane, and general from then on.
+    timers.advance(1000);
+    await until(() => general.calls.length === 1, 'moved to the general lane');
+    assert.equal(lightWorkers.calls[2]?.stopped, true);
+    general.calls[0]?.finish();
+    assert.equal((await second.promise).status, 200);
+    const third = query(h, 'acme', { query: DASHBOARD });
+    await until(() => general.calls.length === 2, 'general from now on, though the light lane is free');
     assert.equal(lightWorkers.calls.length, 3);
-    general.calls[2]?.finish();
-    assert.equal((await fourth).status, 200);
+    general.calls[1]?.finish();
+    assert.equal((await third).status, 200);
   });
 });

@@ -7,10 +7,8 @@
  * and queue the storm of heavy queries cannot take. A query never seen before goes to the general lane: being
  * unknown is not being light.
  *
- * A query seen before whose last run was not light but came close — not refused, within the pool bytes of a
- * light query and within `probeMs` — may *probe* the light lane when a light permit is free, like an unknown one:
- * one run slowed by a busy machine must not exile a dashboard to the general lane, where a storm holds every
- * permit, for good. A query that was refused, big, or slower than `probeMs` stays in the general lane.
+ * A query never seen before may *probe* the light lane when a light permit is free at that instant (it never
+ * queues there), so it can prove itself light; the light lane moves a run that outgrows it to the general lane.
  *
  * The fingerprint is the tenant, the statement without its time range, and the window's width in powers of two,
  * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on.
@@ -23,8 +21,7 @@ export type QueryLane = 'light' | 'general';
 
 /**
  * Where a query may go: `light` (its last run was light: the light lane, queueing there if need be), `probe`
- * (unknown, or close to light: the light lane only if a light permit is free now, else the general lane), or
- * `general`.
+ * (unknown: the light lane only if a light permit is free now, else the general lane), or `general`.
  */
 export type LaneChoice = 'light' | 'probe' | 'general';
 
@@ -44,8 +41,6 @@ export interface QueryCostsOptions {
   readonly lightMs: number;
   /** `light_query_memory_bytes`: a light run held at most this many pool bytes. */
   readonly lightBytes: number;
-  /** A run shorter than this many ms (and light in memory, not refused) may probe the light lane next time. */
-  readonly probeMs: number;
   /** Fingerprints remembered (least recently used forgotten first). Default 4096. */
   readonly maxEntries?: number;
 }
@@ -74,9 +69,8 @@ export function createQueryCosts(options: QueryCostsOptions): QueryCosts {
       return choice;
     },
     record(fingerprint, cost) {
-      const small = !cost.refused && cost.peakBytes <= options.lightBytes;
-      const choice: LaneChoice =
-        small && cost.ms <= options.lightMs ? 'light' : small && cost.ms < options.probeMs ? 'probe' : 'general';
+      const light = !cost.refused && cost.peakBytes <= options.lightBytes && cost.ms < options.lightMs;
+      const choice: LaneChoice = light ? 'light' : 'general';
       last.delete(fingerprint);
       last.set(fingerprint, choice);
       while (last.size > maxEntries) last.delete(last.keys().next().value as string);

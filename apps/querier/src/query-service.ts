@@ -79,7 +79,7 @@ export interface QueryServiceOptions {
     readonly workers: WorkerPool;
     /** `light_query_permits`. */
     readonly permits: number;
-    /** A light-lane run still executing after this many ms is moved to the general lane. */
+    /** A light-lane run still executing after this many ms (`light_query_ms`) is moved to the general lane. */
     readonly laneMs: number;
     readonly costs: QueryCosts;
     /** Pool bytes a general-lane query must leave free for the light lane. */
@@ -177,9 +177,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const fingerprint = light === undefined ? null : queryFingerprint(tenant, job, nowNs(), light.defaultWindowSecs);
       const context: AttemptContext = { tenant, job, runOptions, started, kind, finish, fingerprint, spentMs: 0 };
       if (light !== undefined && fingerprint !== null) {
-        // Light: the light lane (it may queue there). Unknown or close to light: a probe run on the light lane,
-        // only when a light permit is free right now, so it can prove itself light; a probe that outgrows the
-        // lane (light_query_ms x LIGHT_LANE_STRETCH) is moved to the general lane and is not probed again.
+        // Light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a light
+        // permit is free right now, so it can prove itself light. A light-lane run that outgrows the lane
+        // (light_query_ms) is moved to the general lane and is not light again until a run shows it is.
         const choice = light.costs.laneOf(fingerprint);
         const free = light.gate.inFlight() < light.permits && light.gate.queueDepth() === 0;
         if (choice === 'light' || (choice === 'probe' && free)) {

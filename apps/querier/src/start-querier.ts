@@ -58,13 +58,6 @@ const WORKER_HEAP_BASE_MB = 96;
  */
 const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
 
-/**
- * A light-lane run still executing after `light_query_ms` × this is moved to the general lane: generous enough that
- * a light query slowed by a busy machine finishes where it started, tight enough that a heavy probe holds the
- * light permit only briefly.
- */
-export const LIGHT_LANE_STRETCH = 4;
-
 /** Default `light_query_memory_bytes`: the pool divided by this. */
 export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
 
@@ -170,8 +163,11 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       : info.reason === 'stopped'
         ? deps.log.info('query worker stopped (did not yield to a deadline or cancellation); replaced', info)
         : deps.log.warn('query worker died; replaced', info);
+  const onTotalRepaired = (bytes: number): void =>
+    deps.log.warn('query pool total repaired after a query worker died inside a pool update', { bytes });
   const workers = createWorkerPool({
     size: generalPermits,
+    onTotalRepaired,
     pool,
     maxOldGenerationSizeMb,
     // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
@@ -182,6 +178,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     pool,
     workerData,
     onWorkerDeath,
+    onTotalRepaired,
     log: deps.log,
     defaultWindowSecs: config.querier.defaultWindowSecs,
   });
@@ -239,6 +236,7 @@ interface LightLaneDeps {
   readonly pool: MemoryPool;
   readonly workerData: Omit<QueryWorkerData, 'recycleBytes'>;
   readonly onWorkerDeath: (info: { threadId: number; queryId: string | null; reason: string }) => void;
+  readonly onTotalRepaired: (bytes: number) => void;
   readonly log: Logger;
   readonly defaultWindowSecs: number;
 }
@@ -282,6 +280,7 @@ function startLightLane(
     maxOldGenerationSizeMb: heapMb,
     data: { ...deps.workerData, recycleBytes: Math.floor((heapMb * 1_048_576) / 2) },
     onWorkerDeath: deps.onWorkerDeath,
+    onTotalRepaired: deps.onTotalRepaired,
   });
   return {
     workers,
@@ -289,12 +288,8 @@ function startLightLane(
       gate,
       workers,
       permits,
-      laneMs: limits.lightQueryMs * LIGHT_LANE_STRETCH,
-      costs: createQueryCosts({
-        lightMs: limits.lightQueryMs,
-        lightBytes,
-        probeMs: limits.lightQueryMs * LIGHT_LANE_STRETCH,
-      }),
+      laneMs: limits.lightQueryMs,
+      costs: createQueryCosts({ lightMs: limits.lightQueryMs, lightBytes }),
       leaveFreeBytes,
       defaultWindowSecs: deps.defaultWindowSecs,
     },

@@ -49,6 +49,8 @@ export interface WorkerPoolOptions {
   readonly workerUrl?: URL;
   /** Grace between a stop request and termination, ms (default {@link DEFAULT_STOP_GRACE_MS}). */
   readonly stopGraceMs?: number;
+  /** Called when the pool total had to be repaired after a worker died inside a pool update (for the server log). */
+  readonly onTotalRepaired?: (bytes: number) => void;
   /** Called when a worker dies (for the server log). */
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
 }
@@ -139,8 +141,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // releaseThread(-1) would release nothing.
     const threadId = worker.threadId;
     worker.on('exit', () => {
-      // Whatever the dead thread had reserved goes back to the pool.
+      // Whatever the dead thread had reserved goes back to the pool. A thread that died on its own (its heap
+      // exhausted) may have died between the pool total and its slot: the total is repaired from the slots.
       options.pool.releaseThread(threadId);
+      if (!closing && !slot.recycling) repairTotal();
       const job = slot.job;
       slot.job = null;
       // close() terminates every worker on purpose: that is a shutdown, not a death to report.
@@ -188,6 +192,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       return;
     }
     void slot.worker.terminate();
+  };
+
+  /** Sets the pool total back to the sum of the slots; retried on the next turns while a slot is mid-update. */
+  const repairTotal = (since = performance.now()): void => {
+    const drift = options.pool.repairTotal();
+    if (drift === null) {
+      if (performance.now() - since < FENCE_WAIT_MS) setImmediate(() => repairTotal(since));
+      return;
+    }
+    if (drift !== 0) options.onTotalRepaired?.(drift);
   };
 
   const idle: Slot[] = [];

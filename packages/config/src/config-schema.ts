@@ -282,12 +282,12 @@ const querierSchema = section({
       ),
       light_query_permits: integerKey(
         'Permits (and query workers) of max_concurrent_queries reserved for light queries: those whose last run was fast and small (light_query_ms, light_query_memory_bytes), with their own queue. Heavy queries cannot take them. At most max_concurrent_queries - 1 take effect; 0 = one lane for every query.',
-        1,
+        2,
         { min: 0 },
       ),
       light_query_ms: integerKey(
-        'A query is light when its last run executed within this many ms (and within light_query_memory_bytes, without a refusal).',
-        1000,
+        'A query is light when its last run executed in less than this many ms (and within light_query_memory_bytes, without a refusal). A light-lane run still executing after it is moved to the general lane.',
+        4000,
       ),
       light_query_memory_bytes: optionalIntegerKey(
         'A query is light when its last run held at most this many pool bytes. The general lane leaves light_query_permits x this much of the pool free for the light lane (at most half the pool). Unset = the pool / 16.',

@@ -274,6 +274,48 @@ describe('fencing a thread before it is terminated', () => {
   });
 });
 
+describe('repairing the total after a thread died inside an update', () => {
+  test('a thread that dies between the total and its slot leaves the total high; repairTotal sets it back to the sum of the slots', async () => {
+    const pool = createMemoryPool({ sizeBytes: 1 << 20 });
+    const other = pool.createQuery('other');
+    assert.equal(other.tryGrow(300).status, 'ok');
+    const worker = new Worker(new URL('./testing/pool-die-mid-grow-worker.js', import.meta.url), {
+      workerData: { pool: pool.shared, first: 1000, second: 672 },
+    });
+    const id = worker.threadId;
+    await new Promise((resolve) => worker.once('exit', resolve));
+    assert.equal(pool.releaseThread(id), 1000, 'its slot held what it had committed to the slot');
+    assert.equal(pool.reserved(), 300 + 672, 'the total still counts the half-done grow');
+    assert.equal(pool.repairTotal(), 672);
+    assert.equal(pool.reserved(), 300, 'total == sum of the live slots');
+    assert.equal(other.tryGrow(100).status, 'ok', 'a paused slot was unpaused');
+    assert.equal(pool.repairTotal(), 0, 'nothing to repair when the total is right');
+  });
+
+  test('a repair never runs while a reservation is inside an update', async () => {
+    const pool = createMemoryPool({ sizeBytes: 1 << 20 });
+    const gateBuffer = new SharedArrayBuffer(4);
+    const worker = new Worker(new URL('./testing/pool-guard-worker.js', import.meta.url), {
+      workerData: { pool: pool.shared, gate: gateBuffer, first: 1000, second: 500 },
+    });
+    const inside = await new Promise<Record<string, unknown>>((resolve) =>
+      worker.on('message', (m: Record<string, unknown>) => m['step'] === 'inside' && resolve(m)),
+    );
+    assert.ok(inside);
+    assert.equal(pool.repairTotal(), null, 'busy: nothing changed');
+    assert.equal(pool.reserved(), 1000);
+    const gate = new Int32Array(gateBuffer);
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    await new Promise<void>((resolve) =>
+      worker.on('message', (m: Record<string, unknown>) => m['step'] === 'grown' && resolve()),
+    );
+    assert.equal(pool.repairTotal(), 0);
+    assert.equal(pool.reserved(), 1500);
+    await worker.terminate();
+  });
+});
+
 describe('reservation accounting', () => {
   test('RFC0058.2: a consumer dropped mid-query leaves neither the pool nor the per-query count stale', () => {
     const pool = createMemoryPool({ sizeBytes: 1000 });

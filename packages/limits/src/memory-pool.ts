@@ -17,6 +17,7 @@ import {
   ID_BYTES,
   GUARD_BUSY,
   GUARD_FENCED,
+  GUARD_PAUSED,
   OWNER_BUSY,
   POOL_MAGIC,
   S_GUARD,
@@ -121,6 +122,14 @@ export interface MemoryPool {
    * @returns false when one of its reservations is inside an update right now (fence the rest; call again soon).
    */
   fenceThread(threadId: number): boolean;
+  /**
+   * Sets the pool total back to the sum of the live reservations, after a thread died on its own (heap exhausted)
+   * possibly inside an update of both. Pauses every reservation for the few microseconds it takes; never waits.
+   * Main thread only.
+   * @returns the bytes the total was off by (positive: it read too high), or `null` when a reservation was inside
+   * an update (nothing changed; call again soon).
+   */
+  repairTotal(): number | null;
 }
 
 /**
@@ -206,7 +215,8 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_HELD), 0n);
       Atomics.store(words, slotWord(slot, S_PEAK), 0n);
       Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
-      Atomics.store(words, slotWord(slot, S_GUARD), 0n);
+      // GUARD is left as it is: 0 from the last release, or paused by a repair running now (the new owner then
+      // waits for it before its first update).
       writeSlotId(cells, slot, queryId);
       Atomics.store(words, owner, ticket); // publishes the id and figures above
       return new SlotReservation(cells, slot, ticket, queryId, maxBytes, leaveFree);
@@ -245,6 +255,35 @@ class SharedPool implements MemoryPool {
       if (seen === GUARD_BUSY) all = false;
     }
     return all;
+  }
+
+  repairTotal(): number | null {
+    const { words, slots } = this.#cells;
+    const paused: number[] = [];
+    const unpause = (): void => {
+      for (const guard of paused) {
+        Atomics.store(words, guard, 0n);
+        Atomics.notify(words, guard);
+      }
+    };
+    for (let slot = 0; slot < slots; slot++) {
+      const guard = slotWord(slot, S_GUARD);
+      const seen = Atomics.compareExchange(words, guard, 0n, GUARD_PAUSED);
+      if (seen === 0n) paused.push(guard);
+      else if (seen === GUARD_BUSY) {
+        unpause();
+        return null;
+      }
+      // GUARD_FENCED: that thread starts no update; its bytes still count below.
+    }
+    let sum = 0n;
+    for (let slot = 0; slot < slots; slot++) {
+      const owner = Atomics.load(words, slotWord(slot, S_OWNER));
+      if (owner !== 0n) sum += Atomics.load(words, slotWord(slot, S_HELD));
+    }
+    const drift = Atomics.exchange(words, H_RESERVED, sum) - sum;
+    unpause();
+    return Number(drift);
   }
 
   #releaseWhere(match: (c: PoolConsumer) => boolean): number {

@@ -22,7 +22,10 @@
  * terminated between them: the owning thread enters with a compare-and-swap 0 → {@link GUARD_BUSY} and leaves
  * with 0; a thread about to be terminated is first *fenced*: the main thread swaps 0 → {@link GUARD_FENCED} on each
  * of its slots (retrying while one is busy), after which the thread can no longer start an update, so terminating
- * it can never leave the total and the slots disagreeing.
+ * it can never leave the total and the slots disagreeing. A thread that dies on its own inside an update (a V8 heap
+ * exhausted by an allocation between the two words) can still leave them apart; after such a death the main
+ * thread *repairs* the total: it pauses every slot ({@link GUARD_PAUSED}; an owning thread waits instead of
+ * entering), sets the total to the sum of the slots, and unpauses.
  */
 
 /** Layout tag: "SLUI" and layout version 2 (slot word GUARD). */
@@ -46,6 +49,8 @@ export const SLOT_WORDS = 8;
 export const GUARD_BUSY = 1n;
 /** GUARD: the owning thread is being stopped; it may not start another update. */
 export const GUARD_FENCED = 2n;
+/** GUARD: the main thread is repairing the total; the owning thread waits before it starts an update. */
+export const GUARD_PAUSED = 3n;
 
 /** Marks a slot being claimed or released; readers skip it. */
 export const OWNER_BUSY = -1n;

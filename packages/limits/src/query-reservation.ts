@@ -8,6 +8,7 @@ import { GROW_OK, queryCeilingRefusal, refusal } from './grow-outcome.js';
 import type { GrowOutcome, GrowRefused } from './grow-outcome.js';
 import {
   GUARD_BUSY,
+  GUARD_PAUSED,
   H_RESERVED,
   S_GUARD,
   S_HELD,
@@ -57,6 +58,17 @@ let beforeGrowCommit: (() => void) | null = null;
 /** Sets or clears {@link beforeGrowCommit}; exported to tests through `@sluice/limits/testing`. */
 export function setBeforeGrowCommitHook(hook: (() => void) | null): void {
   beforeGrowCommit = hook;
+}
+
+/**
+ * Test seam: when set, runs in this thread after a grow has committed the pool total and before it adds to the
+ * slot — where a thread that dies leaves the two apart (what `repairTotal` mends). Never set in production.
+ */
+let afterTotalCommit: (() => void) | null = null;
+
+/** Sets or clears {@link afterTotalCommit}; exported to tests through `@sluice/limits/testing`. */
+export function setAfterTotalCommitHook(hook: (() => void) | null): void {
+  afterTotalCommit = hook;
 }
 
 /**
@@ -141,6 +153,7 @@ export class SlotReservation implements QueryReservation {
       beforeGrowCommit?.();
       if (Atomics.compareExchange(words, H_RESERVED, current, next) === current) break;
     }
+    afterTotalCommit?.();
     // The total first, then the slot: the total never reads below the sum of the slots.
     const held = Atomics.add(words, slotWord(this.#slot, S_HELD), add) + add;
     const peakIndex = slotWord(this.#slot, S_PEAK);
@@ -184,9 +197,18 @@ export class SlotReservation implements QueryReservation {
     return releaseSlot(this.#cells, this.#slot, this.#ticket) ?? 0;
   }
 
-  /** Enters an update; false when the slot is fenced (this thread is being stopped). */
+  /** Enters an update (waiting out a repair of the total); false when the slot is fenced (this thread is stopping). */
   #tryEnter(): boolean {
-    return Atomics.compareExchange(this.#cells.words, slotWord(this.#slot, S_GUARD), 0n, GUARD_BUSY) === 0n;
+    const { words } = this.#cells;
+    const guard = slotWord(this.#slot, S_GUARD);
+    for (;;) {
+      const seen = Atomics.compareExchange(words, guard, 0n, GUARD_BUSY);
+      if (seen === 0n) return true;
+      if (seen !== GUARD_PAUSED) return false;
+      // The main thread is repairing the total (a few microseconds); Atomics.wait is allowed in workers, and on
+      // the main thread, where a repair never runs concurrently, the slot is never paused.
+      Atomics.wait(words, guard, GUARD_PAUSED, 1);
+    }
   }
 
   #enter(op: string): void {

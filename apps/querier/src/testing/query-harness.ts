@@ -188,7 +188,7 @@ export function harness(o: HarnessOptions): Harness {
             workers: o.light.workers,
             permits: 1,
             laneMs: o.light.laneMs,
-            costs: createQueryCosts({ lightMs: o.light.lightMs, lightBytes: 1 << 20, probeMs: o.light.laneMs }),
+            costs: createQueryCosts({ lightMs: o.light.lightMs, lightBytes: 1 << 20 }),
             leaveFreeBytes: o.light.leaveFreeBytes,
             defaultWindowSecs: 3600,
           },

@@ -4,4 +4,4 @@
  * read and its commit.
  */
 export { ManualTimers } from './manual-timers.js';
-export { setBeforeGrowCommitHook } from '../query-reservation.js';
+export { setAfterTotalCommitHook, setBeforeGrowCommitHook } from '../query-reservation.js';

@@ -22,6 +22,7 @@ import { ManualTimers } from '@sluice/limits/testing';
 import {
   BlockingWorkers,
   COUNT,
+  WINDOW,
   createStoreFixture,
   harness as makeHarness,
   query,
@@ -35,7 +36,10 @@ import {
 
 let fixture: { readonly dir: string; remove(): Promise<void> };
 before(async () => {
-  fixture = await createStoreFixture(['acme', 'gated']);
+  // Tenant `redos`: lines of forty `a`s ending in `!`, on which a backtracking `(a+)+$` never returns.
+  fixture = await createStoreFixture(['acme', 'gated', 'redos'], 300, (i, tenant) =>
+    tenant === 'redos' ? `${'a'.repeat(40)}!` : `line ${i}`,
+  );
 });
 after(async () => {
   await fixture.remove();
@@ -222,6 +226,41 @@ describe('the backstop: a worker that does not yield is terminated and replaced'
       await h.close();
     }
   });
+});
+
+describe('regular expressions run in linear time', () => {
+  test('matches(body, "(a+)+$") over lines of forty a and a ! is answered 200 at once by a real worker', async () => {
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000 });
+    try {
+      await query(h, 'acme', { query: COUNT }); // the worker started and warm
+      const started = performance.now();
+      const answer = await query(h, 'redos', { query: `matches(body, "(a+)+$") | ${WINDOW} | count` });
+      const ms = performance.now() - started;
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+      assert.equal(answer.json.rows, 0, 'no line ends in a');
+      const matched = await query(h, 'redos', { query: `matches(body, "(a+)+!$") | ${WINDOW} | count` });
+      assert.equal(matched.json.rows, 300);
+      assert.ok(ms < 5000, `answered in ${ms.toFixed(0)} ms`);
+      assert.deepEqual(h.deaths, [], 'no worker had to be stopped');
+    } finally {
+      await h.close();
+    }
+  });
+
+  for (const [pattern, construct] of [
+    ['(a)\\\\1', 'backreferences'],
+    ['a(?=b)', 'lookahead'],
+    ['(?<=a)b', 'lookbehind'],
+  ] as const) {
+    test(`an RE2-unsupported construct (${construct}) is a 400 naming it and its position`, async () => {
+      const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, workers: new BlockingWorkers() });
+      const answer = await query(h, 'acme', { query: `matches(body, "${pattern}") | count` });
+      assert.equal(answer.status, 400);
+      assert.equal(answer.json.error.kind, 'invalid_query');
+      assert.match(answer.json.error.message, /at position \d+/);
+      assert.match(answer.json.error.message, new RegExp(construct));
+    });
+  }
 });
 
 describe('cancellation that stops work', () => {

@@ -197,4 +197,23 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     general.calls[1]?.finish();
     assert.equal((await third).status, 200);
   });
+
+  test('one probe per fingerprint at a time: a second copy of an unknown query arriving during the probe goes to the general lane', async () => {
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 2,
+      queryTimeoutMs: 30_000,
+      workers: general,
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+    });
+    const first = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 1, 'the first copy probing');
+    const second = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 1, 'the second copy in the general lane');
+    assert.equal(lightWorkers.calls.length, 1);
+    lightWorkers.calls[0]?.finish();
+    general.calls[0]?.finish();
+    assert.deepEqual([(await first).status, (await second).status], [200, 200]);
+  });
 });

@@ -158,6 +158,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   const timers = options.timers ?? defaultTimers;
   const configuredTimeoutMs = options.queryTimeoutMs ?? 0;
   const executing = new Set<Execution>();
+  /** Fingerprints with a probe running on the light lane now. */
+  const probing = new Set<string>();
   let sequence = 0;
 
   const begin = (): Execution => {
@@ -180,10 +182,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         // Light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a light
         // permit is free right now, so it can prove itself light. A light-lane run that outgrows the lane
         // (light_query_ms) is moved to the general lane and is not light again until a run shows it is.
+        // One probe per fingerprint at a time: twelve copies of an unknown heavy query arriving together would
+        // otherwise take every light permit for light_query_ms each.
         const choice = light.costs.laneOf(fingerprint);
         const free = light.gate.inFlight() < light.permits && light.gate.queueDepth() === 0;
-        if (choice === 'light' || (choice === 'probe' && free)) {
-          const outcome = await attempt(context, 'light');
+        const probe = choice === 'probe' && free && !probing.has(fingerprint);
+        if (choice === 'light' || probe) {
+          if (probe) probing.add(fingerprint);
+          let outcome: ServiceOutcome | 'moved';
+          try {
+            outcome = await attempt(context, 'light');
+          } finally {
+            if (probe) probing.delete(fingerprint);
+          }
           if (outcome !== 'moved') return outcome;
         }
       }

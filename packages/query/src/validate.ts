@@ -7,7 +7,7 @@
 import type { Result } from '@sluice/core';
 import { err, ok } from '@sluice/core';
 import type { QueryError } from './errors.js';
-import { MAX_QUERY_BYTES, queryError } from './errors.js';
+import { queryError } from './errors.js';
 import type { CompareNode, GroupTerm, LogQuery, Path, Predicate, Query, Stage, StrCallNode } from './ir.js';
 import { FIELD_NAMES } from './ir.js';
 import type { Span } from './parser.js';
@@ -89,9 +89,9 @@ function checkPredicate(root: Predicate, fail: Fail): void {
 }
 
 function checkRegex(node: object, pattern: string, fail: Fail): void {
-  // Syntax only: the pattern-size bound is an execution limit, which the engine checks with the others
-  // (docs/design/query-governance.md, "Every limit"); the query-size bound already caps what is compiled here.
-  const compiled = compileLinearRegex(pattern, { maxPatternBytes: MAX_QUERY_BYTES });
+  // The pattern-size bound (MAX_REGEX_PATTERN_BYTES) is checked here, so an over-long pattern is a 400 at parse
+  // time naming its position; the engine checks it again for queries built without this validation.
+  const compiled = compileLinearRegex(pattern);
   if (!compiled.ok) fail(node, compiled.error.message);
 }
 

@@ -58,12 +58,12 @@ export function row(tenant: string, t: bigint, body: string): StoredLogRow {
 export async function createStoreFixture(
   tenants: readonly string[],
   rows = 300,
-  body: (i: number) => string = (i) => `line ${i}`,
+  body: (i: number, tenant: string) => string = (i) => `line ${i}`,
 ): Promise<{ readonly dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'querier-harness-'));
   const store = createLocalObjectStore({ root: dir });
   for (const tenant of tenants) {
-    const list = Array.from({ length: rows }, (_, i) => row(tenant, T0 + BigInt(i) * 1_000_000_000n, body(i)));
+    const list = Array.from({ length: rows }, (_, i) => row(tenant, T0 + BigInt(i) * 1_000_000_000n, body(i, tenant)));
     await store.put(dataFileKey(tenant, T0, uuidv7()), await encodeLogsParquet(list, { rowGroupRows: 100 }));
   }
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };

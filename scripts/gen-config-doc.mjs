@@ -144,11 +144,15 @@ async function main(argv) {
   const readme = await readFile(readmeUrl, 'utf8');
   const updated = replaceKeyTable(readme, renderKeyTable());
   if (updated === null) {
-    process.stderr.write(`gen-config-doc: no key table (a line starting "${KEY_TABLE_HEADER}") in ${CONFIG_README_PATH}\n`);
+    process.stderr.write(
+      `gen-config-doc: no key table (a line starting "${KEY_TABLE_HEADER}") in ${CONFIG_README_PATH}\n`,
+    );
     return 1;
   }
   if (updated !== readme) await writeFile(readmeUrl, updated);
-  process.stdout.write(`gen-config-doc: ${CONFIG_README_PATH} ${updated === readme ? 'already up to date' : 'updated'}\n`);
+  process.stdout.write(
+    `gen-config-doc: ${CONFIG_README_PATH} ${updated === readme ? 'already up to date' : 'updated'}\n`,
+  );
   return 0;
 }
 

@@ -9,19 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LaneTally, emptyLane, type LaneReport } from './lane-report.js';
 import { buildSdkRecords, createExporter, exportBatch, type TestLog } from './otel-sdk.js';
 import { field, postQuery } from './query-client.js';
+import { LIMIT_ERROR_KINDS } from '@sluice/limits';
 
-/** Refusal kinds the querier types (docs/design/query-governance.md); anything else counts as untyped. */
-export const TYPED_REFUSALS: ReadonlySet<string> = new Set([
-  'query_memory_limit',
-  'query_memory_contended',
-  'query_queue_full',
-  'query_queue_timeout',
-  'query_file_limit',
-  'query_result_limit',
-  'query_time_limit',
-  'query_time_contended',
-  'query_tenant_busy',
-]);
+/**
+ * Refusal kinds the querier types (docs/design/query-governance.md): every limit kind of @sluice/limits; anything
+ * else counts as untyped.
+ */
+export const TYPED_REFUSALS: ReadonlySet<string> = new Set(LIMIT_ERROR_KINDS);
 
 /**
  * The two query lanes of the load. A type alias, not an interface, so it passes where a lane map

@@ -111,6 +111,22 @@ describe('the deadline: 422 when the query alone is too slow, 503 when others ra
   });
 });
 
+describe('the deadline: a query that starts beside another counts as overlapped', () => {
+  test('B starts while A runs, A finishes, then B reaches its deadline: 503 query_time_contended', async () => {
+    const timers = new ManualTimers();
+    const workers = new BlockingWorkers();
+    const h = harness({ maxConcurrent: 2, queryTimeoutMs: 1000, workers, timers });
+    const a = query(h, 'acme', { query: COUNT });
+    await until(() => workers.calls.length === 1, 'A running');
+    const b = tracked(query(h, 'acme', { query: COUNT }));
+    await until(() => workers.calls.length === 2, 'B running beside A');
+    workers.calls[0]?.finish();
+    assert.equal((await a).status, 200);
+    timers.advance(1000);
+    assert.equal((await b.promise).json.error.kind, 'query_time_contended');
+  });
+});
+
 describe("the request's own deadline shortens query_timeout_ms, never lengthens it", () => {
   const cases: Array<{ name: string; body: Record<string, unknown>; headers?: Record<string, string>; at: number }> = [
     {

@@ -18,7 +18,11 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createAdmissionGate, createMemoryPool, type MemoryPool } from '@sluice/limits';
 import { ManualTimers } from '@sluice/limits/testing';
+import { parseQuery } from '@sluice/query';
+import { createLogger } from '@sluice/telemetry';
+import { createQueryService } from './query-service.js';
 import {
   BlockingWorkers,
   COUNT,
@@ -46,6 +50,7 @@ after(async () => {
 });
 
 const harness = (o: Omit<HarnessOptions, 'dir'>): Harness => makeHarness({ ...o, dir: fixture.dir });
+const silentLog = createLogger('test', { write: () => {} });
 
 describe('the deadline: 422 when the query alone is too slow, 503 when others ran beside it', () => {
   test('a lone query past query_timeout_ms is stopped and answered 422 query_time_limit with its details', async () => {
@@ -174,6 +179,7 @@ describe("the request's own deadline shortens query_timeout_ms, never lengthens 
     ['soon', 'header'],
     ['-1', 'header'],
     ['1.5', 'header'],
+    ['3000000000', 'header'],
   ] as const) {
     test(`an invalid ${where} value ${JSON.stringify(value)} is a 400 naming it`, async () => {
       const h = harness({ maxConcurrent: 1, queryTimeoutMs: 1000, workers: new BlockingWorkers() });
@@ -197,6 +203,56 @@ describe("the request's own deadline shortens query_timeout_ms, never lengthens 
     assert.equal(timers.pending(), 0, 'no deadline armed without one');
     workers.calls[1]?.finish();
     assert.equal((await b.promise).status, 200);
+  });
+});
+
+describe('an answer that races its client disconnect', () => {
+  test('the service: a job that finishes ok after its client went away is cancelled, and its permit and bytes are released', async () => {
+    const workers = new BlockingWorkers();
+    workers.ignoreStops = true;
+    const gate = createAdmissionGate({ maxConcurrent: 1, maxQueued: 0, queueTimeoutMs: 1000 });
+    const pool = createMemoryPool({ sizeBytes: 1 << 20 });
+    const released: string[] = [];
+    const watched: MemoryPool = { ...pool, releaseQuery: (id) => (released.push(id), pool.releaseQuery(id)) };
+    const service = createQueryService({ gate, workers, pool: watched, log: silentLog, queryTimeoutMs: 30_000 });
+    const parsed = parseQuery(COUNT);
+    assert.ok(parsed.ok);
+    const client = new AbortController();
+    const outcome = service.run('acme', { kind: 'query', query: parsed.value }, { signal: client.signal });
+    await until(() => workers.calls.length === 1, 'running');
+    client.abort();
+    workers.calls[0]?.finish(); // the answer was already on its way
+    assert.equal((await outcome).status, 'cancelled', 'nobody will send it');
+    assert.equal(gate.inFlight(), 0, 'the permit is free');
+    assert.equal(released.length, 1, "the body's reservation is released");
+  });
+
+  test('HTTP: a client gone before its answer is ready holds nothing once the answer arrives', async () => {
+    const workers = new BlockingWorkers();
+    workers.ignoreStops = true;
+    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, workers });
+    const server: ServerType = await new Promise((resolve) => {
+      const s = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    try {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port: (server.address() as AddressInfo).port,
+        method: 'POST',
+        path: '/v1/query',
+        headers: { 'content-type': 'application/json', 'X-Sluice-Tenant': 'acme' },
+      });
+      req.on('error', () => {});
+      req.end(JSON.stringify({ query: COUNT }));
+      await within(5000, () => workers.calls.length === 1, 'running');
+      req.destroy();
+      await within(5000, () => workers.calls[0]?.stopped === true, 'the server saw the close');
+      workers.calls[0]?.finish();
+      await within(5000, () => h.gate.inFlight() === 0, 'the permit released');
+      assert.equal(h.pool.reserved(), 0);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

@@ -216,4 +216,45 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     general.calls[0]?.finish();
     assert.deepEqual([(await first).status, (await second).status], [200, 200]);
   });
+
+  test('a light-lane run refused by the lane memory ceiling is moved to the general lane and served there', async () => {
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 1,
+      queryTimeoutMs: 30_000,
+      workers: general,
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+    });
+    const answer = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 1, 'probing');
+    lightWorkers.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+    await until(() => general.calls.length === 1, 'moved to the general lane');
+    general.calls[0]?.finish();
+    assert.equal((await answer).status, 200, 'never a 422 for a query the general lane can serve');
+  });
+
+  test('a query moved off the light lane keeps what is left of its deadline, and its elapsed time counts both lanes', async () => {
+    const timers = new ManualTimers();
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 1,
+      queryTimeoutMs: 3000,
+      workers: general,
+      timers,
+      light: { workers: lightWorkers, lightMs: 2000, laneMs: 2000, leaveFreeBytes: 0 },
+    });
+    const answer = tracked(query(h, 'acme', { query: STORM }));
+    await until(() => lightWorkers.calls.length === 1, 'probing');
+    timers.advance(2000);
+    await until(() => general.calls.length === 1, 'moved');
+    timers.advance(999);
+    await until(() => h.gate.inFlight() === 1, 'still running in the general lane');
+    assert.equal(answer.done, false);
+    timers.advance(1);
+    const json = (await answer.promise).json;
+    assert.equal(json.error.kind, 'query_time_limit');
+    assert.deepEqual([json.error.ceiling, json.error.value], [3000, 3000]);
+  });
 });

@@ -146,7 +146,10 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     if (outcome.status === 'error') return errorResponse(c, outcome.error);
     const outgoing: ServerResponse | undefined = c.env?.outgoing;
     // 'finish': the body has been handed to the socket; 'close': the client went away first. done() is idempotent.
-    if (outgoing !== undefined) {
+    if (outgoing !== undefined && (outgoing.destroyed || outgoing.writableFinished)) {
+      // The client went away before the answer was ready: 'close' has already been emitted and will not be again.
+      outcome.done();
+    } else if (outgoing !== undefined) {
       outgoing.once('finish', () => outcome.done());
       outgoing.once('close', () => outcome.done());
     } else {

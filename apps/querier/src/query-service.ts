@@ -142,6 +142,8 @@ interface AttemptContext {
   readonly fingerprint: string | null;
   /** Execution time already spent on an earlier attempt (a probe moved off the light lane); part of the cost. */
   spentMs: number;
+  /** Another query executed beside an earlier attempt (the deadline's 422/503 rule looks at the whole request). */
+  overlapped: boolean;
 }
 
 /** One executing query, for the deadline's 422/503 rule. */
@@ -177,7 +179,17 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         observer?.finished(kind, (performance.now() - started) / 1000, errorKind, rowGroups);
       const light = options.light;
       const fingerprint = light === undefined ? null : queryFingerprint(tenant, job, nowNs(), light.defaultWindowSecs);
-      const context: AttemptContext = { tenant, job, runOptions, started, kind, finish, fingerprint, spentMs: 0 };
+      const context: AttemptContext = {
+        tenant,
+        job,
+        runOptions,
+        started,
+        kind,
+        finish,
+        fingerprint,
+        spentMs: 0,
+        overlapped: false,
+      };
       if (light !== undefined && fingerprint !== null) {
         // Light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a light
         // permit is free right now, so it can prove itself light. A light-lane run that outgrows the lane
@@ -220,7 +232,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     }
     const permit = admitted.permit;
     const id = `q${process.pid}-${++sequence}`;
-    const deadline = effectiveTimeout(configuredTimeoutMs, runOptions.timeoutMs);
+    // A run moved off the light lane keeps what is left of its deadline, not a fresh one.
+    const full = effectiveTimeout(configuredTimeoutMs, runOptions.timeoutMs);
+    const deadline = full === null ? null : { ...full, ms: Math.max(1, Math.round(full.ms - context.spentMs)) };
     // One controller stops the job for any reason; `stoppedBy` remembers which came first.
     const stop = new AbortController();
     let stoppedBy: 'deadline' | 'client' | 'lane' | null = null;
@@ -284,8 +298,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       finish('internal', null);
       return { status: 'error', error: { kind: 'internal', message: 'the query could not be run' } };
     }
-    if (result.status === 'cancelled' && stoppedBy === 'lane') {
+    // A light-lane run that outgrew the lane in time (stopped at light_query_ms) or in memory (refused by the light
+    // lane's own ceiling, light_query_memory_bytes, or by its smaller worker heap) is run again on the general lane.
+    const outgrew =
+      onLight &&
+      ((result.status === 'cancelled' && stoppedBy === 'lane') ||
+        (result.status === 'error' && result.error.kind === 'query_memory_limit'));
+    if (outgrew) {
       context.spentMs += now() - executionStarted;
+      context.overlapped ||= (execution as Execution | null)?.overlapped === true;
       pool.releaseQuery(id);
       permit.release();
       log.info('query moved from the light lane to the general lane', {
@@ -293,7 +314,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         tenant,
         kind,
         light_lane_ms: light?.laneMs,
-        terminated: result.terminated === true,
+        outgrew: result.status === 'error' ? 'memory' : 'time',
+        terminated: result.status === 'cancelled' && result.terminated === true,
       });
       return 'moved';
     }
@@ -302,9 +324,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       permit.release();
       const elapsedMs = Math.round(now() - executionStarted);
       const limit: LimitError = {
-        kind: (execution as Execution | null)?.overlapped === true ? 'query_time_contended' : 'query_time_limit',
-        timeoutMs: deadline.ms,
-        elapsedMs,
+        kind:
+          context.overlapped || (execution as Execution | null)?.overlapped === true
+            ? 'query_time_contended'
+            : 'query_time_limit',
+        timeoutMs: full?.ms ?? deadline.ms,
+        elapsedMs: Math.round(elapsedMs + context.spentMs),
         clientShortened: deadline.clientShortened,
       };
       finish(limit.kind, null);
@@ -319,6 +344,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         ms: Math.round(performance.now() - started),
       });
       return { status: 'error', error: queryErrorFromLimit(limit) };
+    }
+    if (result.status === 'ok' && stoppedBy === 'client') {
+      // The answer raced the client's disconnect: nobody will send it, so nothing may stay held for it.
+      pool.releaseQuery(id);
+      permit.release();
+      return { status: 'cancelled' };
     }
     if (result.status !== 'ok') {
       pool.releaseQuery(id);

@@ -143,11 +143,15 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     workers: generalPermits,
     max_old_generation_mb: maxOldGenerationSizeMb,
   });
+  // A general-lane query leaves the light lane's share free, so its ceiling is at most the rest of the pool: a
+  // query that needs more than that is told to ask for less, not to retry.
+  const lightSizing = lightLaneSizing(limits, lightPermits, sizing.value.sizeBytes, maxQueryBytes);
+  const generalCeiling = Math.min(maxQueryBytes, sizing.value.sizeBytes - lightSizing.leaveFreeBytes);
   const workerData = {
     pool: pool.shared,
     storage: storageSettingsFrom(config.storage),
     defaultWindowSecs: config.querier.defaultWindowSecs,
-    maxQueryBytes,
+    maxQueryBytes: generalCeiling,
     heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
     limits: {
       defaultRows: limits.defaultRows,
@@ -165,20 +169,26 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
         : deps.log.warn('query worker died; replaced', info);
   const onTotalRepaired = (bytes: number): void =>
     deps.log.warn('query pool total repaired after a query worker died inside a pool update', { bytes });
+  const onRepairAbandoned = (): void =>
+    deps.log.warn(
+      'query pool total not repaired: a reservation stayed busy; the total may read high until the next repair',
+    );
   const workers = createWorkerPool({
     size: generalPermits,
     onTotalRepaired,
+    onRepairAbandoned,
     pool,
     maxOldGenerationSizeMb,
     // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
     data: { ...workerData, recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2) },
     onWorkerDeath,
   });
-  const light = startLightLane(limits, lightPermits, sizing.value.sizeBytes, maxQueryBytes, {
+  const light = startLightLane(limits, lightSizing, maxPerTenant, {
     pool,
     workerData,
     onWorkerDeath,
     onTotalRepaired,
+    onRepairAbandoned,
     log: deps.log,
     defaultWindowSecs: config.querier.defaultWindowSecs,
   });
@@ -237,6 +247,7 @@ interface LightLaneDeps {
   readonly workerData: Omit<QueryWorkerData, 'recycleBytes'>;
   readonly onWorkerDeath: (info: { threadId: number; queryId: string | null; reason: string }) => void;
   readonly onTotalRepaired: (bytes: number) => void;
+  readonly onRepairAbandoned: () => void;
   readonly log: Logger;
   readonly defaultWindowSecs: number;
 }
@@ -248,19 +259,36 @@ interface LightLaneDeps {
  * lane leaves `light_query_permits × light_query_memory_bytes` of the pool free for it, at most half the pool.
  * `null` when `permits` is 0.
  */
-function startLightLane(
+/** The light lane's memory: what a light query may hold, and what the general lane leaves free for the lane. */
+interface LightSizing {
+  readonly permits: number;
+  readonly lightBytes: number;
+  readonly leaveFreeBytes: number;
+}
+
+/** Sizes the light lane from the limits (`permits` 0: no lane, nothing left free). */
+function lightLaneSizing(
   limits: QueryLimitsConfig,
   permits: number,
   poolBytes: number,
   maxQueryBytes: number,
-  deps: LightLaneDeps,
-): { readonly lane: NonNullable<QueryServiceOptions['light']>; readonly workers: WorkerPool } | null {
-  if (permits === 0) return null;
+): LightSizing {
   const lightBytes = Math.min(
     maxQueryBytes,
     limits.lightQueryMemoryBytes ?? Math.floor(poolBytes / DEFAULT_LIGHT_QUERY_POOL_DIVISOR),
   );
-  const leaveFreeBytes = Math.min(permits * lightBytes, Math.floor(poolBytes / 2));
+  const leaveFreeBytes = permits === 0 ? 0 : Math.min(permits * lightBytes, Math.floor(poolBytes / 2));
+  return { permits, lightBytes, leaveFreeBytes };
+}
+
+function startLightLane(
+  limits: QueryLimitsConfig,
+  sizing: LightSizing,
+  maxPerTenant: number,
+  deps: LightLaneDeps,
+): { readonly lane: NonNullable<QueryServiceOptions['light']>; readonly workers: WorkerPool } | null {
+  const { permits, lightBytes, leaveFreeBytes } = sizing;
+  if (permits === 0) return null;
   const heapMb = Math.ceil((1.25 * lightBytes) / 1_048_576) + WORKER_HEAP_BASE_MB;
   deps.log.info('light query lane', {
     permits,
@@ -269,18 +297,23 @@ function startLightLane(
     pool_bytes_left_free: leaveFreeBytes,
     max_old_generation_mb: heapMb,
   });
+  // The tenant share holds on this lane too: one tenant's dashboards cannot take every light permit.
   const gate = createAdmissionGate({
     maxConcurrent: permits,
     maxQueued: limits.maxQueuedQueries,
     queueTimeoutMs: limits.queueTimeoutMs,
+    maxPerTenant,
   });
+  // A light-lane query is refused typed at the lane's own ceiling (and then moved to the general lane) before
+  // it can outgrow the light workers' smaller heap.
   const workers = createWorkerPool({
     size: permits,
     pool: deps.pool,
     maxOldGenerationSizeMb: heapMb,
-    data: { ...deps.workerData, recycleBytes: Math.floor((heapMb * 1_048_576) / 2) },
+    data: { ...deps.workerData, maxQueryBytes: lightBytes, recycleBytes: Math.floor((heapMb * 1_048_576) / 2) },
     onWorkerDeath: deps.onWorkerDeath,
     onTotalRepaired: deps.onTotalRepaired,
+    onRepairAbandoned: deps.onRepairAbandoned,
   });
   return {
     workers,

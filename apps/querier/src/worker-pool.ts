@@ -51,6 +51,8 @@ export interface WorkerPoolOptions {
   readonly stopGraceMs?: number;
   /** Called when the pool total had to be repaired after a worker died inside a pool update (for the server log). */
   readonly onTotalRepaired?: (bytes: number) => void;
+  /** Called when that repair found a reservation busy for FENCE_WAIT_MS and gave up (for the server log). */
+  readonly onRepairAbandoned?: () => void;
   /** Called when a worker dies (for the server log). */
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
 }
@@ -199,6 +201,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const drift = options.pool.repairTotal();
     if (drift === null) {
       if (performance.now() - since < FENCE_WAIT_MS) setImmediate(() => repairTotal(since));
+      else options.onRepairAbandoned?.();
       return;
     }
     if (drift !== 0) options.onTotalRepaired?.(drift);

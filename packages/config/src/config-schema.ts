@@ -246,6 +246,9 @@ const querierLimitsRule: SectionRule = (value, report) => {
   }
 };
 
+/** The longest a Node.js timer can wait, ms: a longer timeout would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const querierSchema = section({
   enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
   http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),
@@ -273,7 +276,7 @@ const querierSchema = section({
       query_timeout_ms: integerKey(
         'Longest execution of an admitted query, in ms (queue wait not included); past it the query is stopped and answered query_time_limit or query_time_contended. A request may ask for less (timeout_ms, X-Sluice-Query-Timeout-Ms), never more. 0 = no deadline (not recommended).',
         30000,
-        { min: 0 },
+        { min: 0, max: MAX_TIMER_MS },
       ),
       max_concurrent_queries_per_tenant: optionalIntegerKey(
         "One tenant's queries running plus queued at once; past it the tenant's next query is refused query_tenant_busy before it takes a queue slot. Unset = half of max_concurrent_queries + max_queued_queries, rounded up.",
@@ -288,6 +291,7 @@ const querierSchema = section({
       light_query_ms: integerKey(
         'A query is light when its last run executed in less than this many ms (and within light_query_memory_bytes, without a refusal). A light-lane run still executing after it is moved to the general lane.',
         4000,
+        { min: 1, max: MAX_TIMER_MS },
       ),
       light_query_memory_bytes: optionalIntegerKey(
         'A query is light when its last run held at most this many pool bytes. The general lane leaves light_query_permits x this much of the pool free for the light lane (at most half the pool). Unset = the pool / 16.',

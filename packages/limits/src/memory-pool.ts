@@ -16,7 +16,6 @@ import {
   H_TICKET,
   ID_BYTES,
   GUARD_BUSY,
-  GUARD_FENCED,
   GUARD_PAUSED,
   OWNER_BUSY,
   POOL_MAGIC,
@@ -26,6 +25,7 @@ import {
   S_PEAK,
   S_THREAD,
   checkBytes,
+  fenceMark,
   poolBufferBytes,
   readSlotId,
   releaseSlot,
@@ -243,15 +243,28 @@ class SharedPool implements MemoryPool {
   }
 
   releaseThread(id: number): number {
-    return this.#releaseWhere((c) => c.threadId === id);
+    const bytes = this.#releaseWhere((c) => c.threadId === id);
+    // A thread that died while claiming or releasing a slot left it marked busy; only it could finish that, so the
+    // slot is freed here (its bytes, if any were still counted, are mended by repairTotal).
+    const { words, slots } = this.#cells;
+    for (let slot = 0; slot < slots; slot++) {
+      if (Atomics.load(words, slotWord(slot, S_OWNER)) !== OWNER_BUSY) continue;
+      if (Number(Atomics.load(words, slotWord(slot, S_THREAD))) !== id) continue;
+      Atomics.store(words, slotWord(slot, S_HELD), 0n);
+      Atomics.store(words, slotWord(slot, S_PEAK), 0n);
+      Atomics.store(words, slotWord(slot, S_THREAD), 0n);
+      Atomics.store(words, slotWord(slot, S_GUARD), 0n);
+      Atomics.store(words, slotWord(slot, S_OWNER), 0n);
+    }
+    return bytes;
   }
 
   fenceThread(id: number): boolean {
     let all = true;
-    for (const { slot, consumer } of this.#scan()) {
+    for (const { slot, ticket, consumer } of this.#scan()) {
       if (consumer.threadId !== id) continue;
       const guard = slotWord(slot, S_GUARD);
-      const seen = Atomics.compareExchange(this.#cells.words, guard, 0n, GUARD_FENCED);
+      const seen = Atomics.compareExchange(this.#cells.words, guard, 0n, fenceMark(ticket));
       if (seen === GUARD_BUSY) all = false;
     }
     return all;
@@ -274,7 +287,7 @@ class SharedPool implements MemoryPool {
         unpause();
         return null;
       }
-      // GUARD_FENCED: that thread starts no update; its bytes still count below.
+      // A fence mark (negative): that thread starts no update; its bytes still count below.
     }
     let sum = 0n;
     for (let slot = 0; slot < slots; slot++) {

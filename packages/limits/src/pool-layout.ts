@@ -20,8 +20,8 @@
  *
  * A slot's GUARD makes its two-word updates (the total and the slot's held bytes) safe against a thread being
  * terminated between them: the owning thread enters with a compare-and-swap 0 → {@link GUARD_BUSY} and leaves
- * with 0; a thread about to be terminated is first *fenced*: the main thread swaps 0 → {@link GUARD_FENCED} on each
- * of its slots (retrying while one is busy), after which the thread can no longer start an update, so terminating
+ * with 0; a thread about to be terminated is first *fenced*: the main thread swaps 0 → {@link fenceMark}(ticket) on
+ * each of its slots (retrying while one is busy), after which the thread can no longer start an update, so terminating
  * it can never leave the total and the slots disagreeing. A thread that dies on its own inside an update (a V8 heap
  * exhausted by an allocation between the two words) can still leave them apart; after such a death the main
  * thread *repairs* the total: it pauses every slot ({@link GUARD_PAUSED}; an owning thread waits instead of
@@ -47,8 +47,14 @@ export const SLOT_WORDS = 8;
 
 /** GUARD: the owning thread is inside an update of the total and the slot. */
 export const GUARD_BUSY = 1n;
-/** GUARD: the owning thread is being stopped; it may not start another update. */
-export const GUARD_FENCED = 2n;
+/**
+ * GUARD of a slot whose owner (the holder of `ticket`) is being stopped: it may not start another update. The mark
+ * names the ticket, so a fence that lands just after its slot was released and claimed again is recognised as
+ * stale by the new owner, which clears it.
+ */
+export function fenceMark(ticket: bigint): bigint {
+  return -ticket;
+}
 /** GUARD: the main thread is repairing the total; the owning thread waits before it starts an update. */
 export const GUARD_PAUSED = 3n;
 

@@ -15,6 +15,7 @@ import {
   S_OWNER,
   S_PEAK,
   checkBytes,
+  fenceMark,
   releaseSlot,
   slotWord,
 } from './pool-layout.js';
@@ -191,10 +192,14 @@ export class SlotReservation implements QueryReservation {
 
   releaseAll(): number {
     if (this.#released) return 0;
+    // Released by the main thread already (nothing to do), or fenced: the main thread releases it once this thread
+    // has stopped (releaseThread).
+    const owned = this.#owned();
     this.#released = true;
-    // A fenced slot is released by the main thread once this thread has stopped (releaseThread).
-    if (!this.#tryEnter()) return 0;
-    return releaseSlot(this.#cells, this.#slot, this.#ticket) ?? 0;
+    if (!owned || !this.#tryEnter()) return 0;
+    const released = releaseSlot(this.#cells, this.#slot, this.#ticket);
+    if (released === null) this.#leave();
+    return released ?? 0;
   }
 
   /** Enters an update (waiting out a repair of the total); false when the slot is fenced (this thread is stopping). */
@@ -204,6 +209,12 @@ export class SlotReservation implements QueryReservation {
     for (;;) {
       const seen = Atomics.compareExchange(words, guard, 0n, GUARD_BUSY);
       if (seen === 0n) return true;
+      if (seen < 0n) {
+        if (seen === fenceMark(this.#ticket)) return false;
+        // A fence meant for this slot's previous owner landed after it was released: stale, cleared here.
+        Atomics.compareExchange(words, guard, seen, 0n);
+        continue;
+      }
       if (seen !== GUARD_PAUSED) return false;
       // The main thread is repairing the total (a few microseconds); Atomics.wait is allowed in workers, and on
       // the main thread, where a repair never runs concurrently, the slot is never paused.

@@ -36,6 +36,9 @@ export interface QueryRequest {
   readonly timeoutMs: number | null;
 }
 
+/** The longest deadline a request may ask for, ms: what a timer can hold (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /** The body key of a request's own deadline. */
 export const TIMEOUT_KEY = 'timeout_ms';
 
@@ -45,8 +48,10 @@ export const TIMEOUT_KEY = 'timeout_ms';
  */
 export function checkRequestedTimeout(source: string, value: unknown): Result<number, string> {
   const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1)
-    return err(`${source} must be an integer number of milliseconds >= 1, got ${describeJson(value)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > MAX_TIMEOUT_MS)
+    return err(
+      `${source} must be an integer number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${describeJson(value)}`,
+    );
   return { ok: true, value: n };
 }
 

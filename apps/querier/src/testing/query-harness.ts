@@ -17,6 +17,7 @@ import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type St
 import { createLogger } from '@sluice/telemetry';
 import { createQueryApp } from '../query-app.js';
 import { createQueryCosts } from '../query-costs.js';
+import type { QueryError } from '../query-error.js';
 import { createQueryService } from '../query-service.js';
 import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from '../worker-pool.js';
 
@@ -71,7 +72,15 @@ export async function createStoreFixture(
 
 /** A worker pool whose jobs block until the test finishes them or the service stops them. */
 export class BlockingWorkers implements WorkerPool {
-  readonly calls: { tenant: string; finish(): void; stopped: boolean; leaveFreeBytes: number }[] = [];
+  readonly calls: {
+    tenant: string;
+    finish(): void;
+    fail(error: QueryError): void;
+    stopped: boolean;
+    leaveFreeBytes: number;
+  }[] = [];
+  /** When set, a job ignores its stop request (as a worker that was already serializing its answer does). */
+  ignoreStops = false;
   run(_id: string, tenant: string, _nowNs: bigint, _job: unknown, control: RunControl = {}): Promise<JobResult> {
     const { signal } = control;
     control.onDispatch?.();
@@ -89,12 +98,13 @@ export class BlockingWorkers implements WorkerPool {
             rowGroupsPruned: 0,
             peakBytes: 0,
           }),
+        fail: (error: QueryError) => resolve({ status: 'error', error, peakBytes: 0 }),
       };
       signal?.addEventListener(
         'abort',
         () => {
           call.stopped = true;
-          resolve({ status: 'cancelled' });
+          if (!this.ignoreStops) resolve({ status: 'cancelled' });
         },
         { once: true },
       );

@@ -137,8 +137,8 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(h.lightGate?.inFlight(), 0, 'and gave its light permit back');
     assert.equal(general.calls[0]?.leaveFreeBytes, 4 << 20, "the general lane leaves the light lane's share free");
     timers.advance(1500);
-    general.calls[0]?.finish();
-    assert.equal((await slow.promise).status, 200, '3.5 s in all: past the lane, so never probed again');
+    general.calls[0]?.finish(64 << 20); // and big: over light_query_memory_bytes
+    assert.equal((await slow.promise).status, 200, 'slow and big: never probed again');
     // The storm now fills the general lane: one running, one queued, the next refused at once.
     const storm1 = query(h, 'acme', { query: STORM });
     await until(() => general.calls.length === 2, 'storm holding the general permit');
@@ -161,7 +161,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
   });
 
-  test('a light query whose run outgrew the light lane is moved, and uses the general lane until a run is light again', async () => {
+  test('a light query whose run outgrew the light lane is moved; being only slow, it probes the light lane again when a light permit is free, else runs in the general lane', async () => {
     const timers = new ManualTimers();
     const general = new BlockingWorkers();
     const lightWorkers = new BlockingWorkers();
@@ -185,17 +185,43 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     lightWorkers.calls[1]?.finish();
     await other;
     await until(() => lightWorkers.calls.length === 3, 'its turn on the light lane');
-    // This run outgrows the lane: moved to the general lane, and general from then on.
+    // This run outgrows the lane: moved to the general lane.
     timers.advance(1000);
     await until(() => general.calls.length === 1, 'moved to the general lane');
     assert.equal(lightWorkers.calls[2]?.stopped, true);
     general.calls[0]?.finish();
     assert.equal((await second.promise).status, 200);
+    // Only slow (small, not refused): with a light permit free it probes the light lane again...
     const third = query(h, 'acme', { query: DASHBOARD });
-    await until(() => general.calls.length === 2, 'general from now on, though the light lane is free');
-    assert.equal(lightWorkers.calls.length, 3);
+    await until(() => lightWorkers.calls.length === 4, 'probing the light lane again');
+    // ...and while that permit is busy, a probe does not queue there: the general lane.
+    const fourth = query(h, 'acme', { query: DASHBOARD });
+    await until(() => general.calls.length === 2, 'general while the light permit is busy');
+    lightWorkers.calls[3]?.finish();
     general.calls[1]?.finish();
-    assert.equal((await third).status, 200);
+    assert.deepEqual([(await third).status, (await fourth).status], [200, 200]);
+  });
+
+  test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {
+    const general = new BlockingWorkers();
+    const lightWorkers = new BlockingWorkers();
+    const h = harness({
+      maxConcurrent: 1,
+      queryTimeoutMs: 30_000,
+      workers: general,
+      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+    });
+    const first = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 1, 'probing');
+    lightWorkers.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+    await until(() => general.calls.length === 1, 'moved');
+    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
+    assert.equal((await first).status, 422);
+    const second = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 2, 'general, though the light lane is free');
+    assert.equal(lightWorkers.calls.length, 1);
+    general.calls[1]?.finish();
+    assert.equal((await second).status, 200);
   });
 
   test('one probe per fingerprint at a time: a second copy of an unknown query arriving during the probe goes to the general lane', async () => {

@@ -36,7 +36,7 @@ describe('query fingerprints', () => {
 describe('query costs', () => {
   const costs = () => createQueryCosts({ lightMs: 1000, lightBytes: 1000, maxEntries: 2 });
 
-  test('unknown may probe; light after a fast, small, unrefused run; general after a slow, big or refused one', () => {
+  test('unknown may probe; light after a fast, small, unrefused run; probe after a run that was only slow; general after a big or refused one', () => {
     const c = costs();
     assert.equal(c.laneOf('a'), 'probe');
     c.record('a', { ms: 10, peakBytes: 10, refused: false });
@@ -44,7 +44,7 @@ describe('query costs', () => {
     c.record('a', { ms: 999, peakBytes: 1000, refused: false });
     assert.equal(c.laneOf('a'), 'light', 'at the bounds, still light');
     c.record('a', { ms: 1000, peakBytes: 10, refused: false });
-    assert.equal(c.laneOf('a'), 'general', 'a run that reached light_query_ms is not light');
+    assert.equal(c.laneOf('a'), 'probe', 'a run that reached light_query_ms is not light, but may probe again');
     c.record('a', { ms: 10, peakBytes: 10, refused: false });
     assert.equal(c.laneOf('a'), 'light', 'and a light run makes it light again');
     c.record('a', { ms: 10, peakBytes: 1001, refused: false });

@@ -9,6 +9,10 @@
  *
  * A query never seen before may *probe* the light lane when a light permit is free at that instant (it never
  * queues there), so it can prove itself light; the light lane moves a run that outgrows it to the general lane.
+ * A query whose last run was only *slow* — small and not refused, as a dashboard panel is on a machine busy
+ * with a storm — may probe again the same way: under a storm the general lane never runs it, so without that it
+ * could never show itself light again (measured: two panels lost for the rest of a 1 h replay after one slow
+ * run each). A query that was refused or big stays in the general lane.
  *
  * The fingerprint is the tenant, the statement without its time range, and the window's width in powers of two,
  * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on.
@@ -21,7 +25,8 @@ export type QueryLane = 'light' | 'general';
 
 /**
  * Where a query may go: `light` (its last run was light: the light lane, queueing there if need be), `probe`
- * (unknown: the light lane only if a light permit is free now, else the general lane), or `general`.
+ * (unknown, or only slow last time: the light lane only if a light permit is free now, else the general lane), or
+ * `general`.
  */
 export type LaneChoice = 'light' | 'probe' | 'general';
 
@@ -69,8 +74,8 @@ export function createQueryCosts(options: QueryCostsOptions): QueryCosts {
       return choice;
     },
     record(fingerprint, cost) {
-      const light = !cost.refused && cost.peakBytes <= options.lightBytes && cost.ms < options.lightMs;
-      const choice: LaneChoice = light ? 'light' : 'general';
+      const small = !cost.refused && cost.peakBytes <= options.lightBytes;
+      const choice: LaneChoice = !small ? 'general' : cost.ms < options.lightMs ? 'light' : 'probe';
       last.delete(fingerprint);
       last.set(fingerprint, choice);
       while (last.size > maxEntries) last.delete(last.keys().next().value as string);

@@ -289,7 +289,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       light.costs.record(fingerprint, {
         ms: context.spentMs + now() - executionStarted,
         peakBytes: result !== null && result.status !== 'cancelled' ? (result.peakBytes ?? 0) : 0,
-        refused: result === null || result.status === 'error' || result.status === 'cancelled',
+        // Stopped at its deadline counts as refused; stopped for outgrowing the light lane is only slow.
+        refused:
+          result === null || result.status === 'error' || (result.status === 'cancelled' && stoppedBy === 'deadline'),
       });
     }
     if (result === null) {

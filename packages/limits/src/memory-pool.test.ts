@@ -181,9 +181,13 @@ describe('per-query ceiling (maxBytes)', () => {
             }
             const total = model.reduce((s, h) => s + h, 0);
             const out = r.tryGrow(o.bytes);
-            if (o.bytes > 0 && held + o.bytes > cap) {
+            if (o.bytes > 0 && held + o.bytes > cap && cap < size) {
               const x = refused(out);
               assert.deepEqual([x.kind, x.ceiling, x.ceilingBytes], ['query_memory_limit', 'query', cap]);
+            } else if (o.bytes > 0 && held + o.bytes > size) {
+              // A ceiling at the pool size is the pool rule, in its words.
+              const x = refused(out);
+              assert.deepEqual([x.kind, x.ceiling], ['query_memory_limit', 'pool']);
             } else if (total + o.bytes > size) {
               const x = refused(out);
               assert.deepEqual([x.kind, x.ceiling], ['query_memory_contended', 'pool'], 'needed ≤ cap ≤ pool');

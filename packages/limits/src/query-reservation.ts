@@ -101,7 +101,8 @@ export class SlotReservation implements QueryReservation {
     this.#slot = slot;
     this.#ticket = ticket;
     this.queryId = queryId;
-    this.#maxBytes = maxBytes === undefined ? undefined : BigInt(maxBytes);
+    // A ceiling at the pool size is no ceiling of its own: such a query is refused by the pool rule, in its words.
+    this.#maxBytes = maxBytes === undefined || BigInt(maxBytes) >= cells.size ? undefined : BigInt(maxBytes);
   }
 
   get held(): number {

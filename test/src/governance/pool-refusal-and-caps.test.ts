@@ -86,7 +86,8 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
         dataDir: join(dir, 'data'),
         flushAgeSecs: 1,
         querier: true,
-        querierLimits: { memory_pool_bytes: POOL_BYTES },
+        // The scenario is the pool rule: one lane, and one query may use the whole pool (the ceiling is the pool).
+        querierLimits: { memory_pool_bytes: POOL_BYTES, max_query_memory_bytes: POOL_BYTES, light_query_permits: 0 },
       }),
       { dir, env: { TMPDIR: spillDir, TMP: spillDir, TEMP: spillDir } },
     );

@@ -55,7 +55,8 @@ for (const backend of ['local', 's3'] as const) {
           ...(s3 ? { s3 } : {}),
           flushAgeSecs: 1,
           querier: true,
-          querierLimits: { memory_pool_bytes: POOL_BYTES },
+          // The scenario is the pool rule: one lane, and one query may use the whole pool (the ceiling is the pool).
+          querierLimits: { memory_pool_bytes: POOL_BYTES, max_query_memory_bytes: POOL_BYTES, light_query_permits: 0 },
         }),
         { dir },
       );
@@ -113,7 +114,7 @@ for (const backend of ['local', 's3'] as const) {
           (e: unknown) => {
             assert.ok(e instanceof McpError);
             assert.equal(e.code, -32602);
-            assert.deepEqual(e.data, { kind: 'invalid_query' });
+            assert.deepEqual(e.data, { kind: 'invalid_query', retryable: false });
             return true;
           },
         );
@@ -125,7 +126,17 @@ for (const backend of ['local', 's3'] as const) {
           (e: unknown) => {
             assert.ok(e instanceof McpError);
             assert.equal(e.code, -32600, 'a limit rejection is invalid_request');
-            assert.deepEqual(e.data, { kind: 'query_memory_limit' });
+            const data = e.data as Record<string, unknown>;
+            assert.deepEqual(
+              { kind: data['kind'], limit: data['limit'], ceiling: data['ceiling'], retryable: data['retryable'] },
+              {
+                kind: 'query_memory_limit',
+                limit: 'querier.limits.memory_pool_bytes',
+                ceiling: POOL_BYTES,
+                retryable: false,
+              },
+            );
+            assert.ok(typeof data['value'] === 'number' && data['value'] > POOL_BYTES, 'value: the bytes needed');
             return true;
           },
         );

@@ -177,7 +177,7 @@ describe('tenant isolation: the tenant comes from the transport on every surface
             (e: unknown) => {
               assert.ok(e instanceof McpError, `${name} ${JSON.stringify(tenant)}: ${String(e)}`);
               assert.equal(e.code, -32600);
-              assert.deepEqual(e.data, { kind: 'tenant_denied' });
+              assert.deepEqual(e.data, { kind: 'tenant_denied', retryable: false });
               return true;
             },
             `${name} with tenant ${JSON.stringify(tenant)}`,
@@ -188,7 +188,7 @@ describe('tenant isolation: the tenant comes from the transport on every surface
           await assert.rejects(client.callTool({ name, arguments: { ...base, ...args } }), (e: unknown) => {
             assert.ok(e instanceof McpError);
             assert.equal(e.code, -32602);
-            assert.deepEqual(e.data, { kind: 'invalid_query' });
+            assert.deepEqual(e.data, { kind: 'invalid_query', retryable: false });
             return true;
           });
         }

@@ -74,7 +74,8 @@ export async function createStoreFixture(
 export class BlockingWorkers implements WorkerPool {
   readonly calls: {
     tenant: string;
-    finish(): void;
+    /** Answers ok; `peakBytes` is what the job is reported to have held (default 0). */
+    finish(peakBytes?: number): void;
     fail(error: QueryError): void;
     stopped: boolean;
     leaveFreeBytes: number;
@@ -89,14 +90,14 @@ export class BlockingWorkers implements WorkerPool {
         tenant,
         stopped: false,
         leaveFreeBytes: control.leaveFreeBytes ?? 0,
-        finish: () =>
+        finish: (peakBytes = 0) =>
           resolve({
             status: 'ok',
             body: new TextEncoder().encode(`{"tenant":"${tenant}"}`),
             rows: 0,
             rowGroupsScanned: 0,
             rowGroupsPruned: 0,
-            peakBytes: 0,
+            peakBytes,
           }),
         fail: (error: QueryError) => resolve({ status: 'error', error, peakBytes: 0 }),
       };

@@ -32,6 +32,23 @@ after(async () => {
 });
 
 const harness = (o: Omit<HarnessOptions, 'dir'>): Harness => makeHarness({ ...o, dir: fixture.dir });
+/** A querier with both lanes on test workers whose jobs block until the test finishes or stops them. */
+function lanes(o: {
+  readonly maxConcurrent: number;
+  readonly queryTimeoutMs: number;
+  readonly lightMs: number;
+  readonly laneMs: number;
+  readonly leaveFreeBytes: number;
+  readonly maxQueued?: number;
+  readonly timers?: ManualTimers;
+}): { h: Harness; general: BlockingWorkers; lightWorkers: BlockingWorkers } {
+  const general = new BlockingWorkers();
+  const lightWorkers = new BlockingWorkers();
+  const { lightMs, laneMs, leaveFreeBytes, ...rest } = o;
+  const h = harness({ ...rest, workers: general, light: { workers: lightWorkers, lightMs, laneMs, leaveFreeBytes } });
+  return { h, general, lightWorkers };
+}
+
 const SCAN = `contains(body, "needle") | ${WINDOW} | count`;
 
 describe('the per-query memory ceiling', () => {
@@ -110,15 +127,14 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
 
   test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full', async () => {
     const timers = new ManualTimers();
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
       maxQueued: 1,
       queryTimeoutMs: 30_000,
-      workers: general,
       timers,
-      light: { workers: lightWorkers, lightMs: 2000, laneMs: 2000, leaveFreeBytes: 4 << 20 },
+      lightMs: 2000,
+      laneMs: 2000,
+      leaveFreeBytes: 4 << 20,
     });
     // First run of the dashboard query: unknown, the light permit is free, so it probes the light lane; it
     // finishes at once (light).
@@ -163,14 +179,13 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
 
   test('a light query whose run outgrew the light lane is moved; being only slow, it probes the light lane again when a light permit is free, else runs in the general lane', async () => {
     const timers = new ManualTimers();
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 2,
       queryTimeoutMs: 30_000,
-      workers: general,
       timers,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
     });
     const first = query(h, 'acme', { query: DASHBOARD });
     await until(() => lightWorkers.calls.length === 1, 'probe');
@@ -203,13 +218,12 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   });
 
   test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
       queryTimeoutMs: 30_000,
-      workers: general,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
     });
     const first = query(h, 'acme', { query: STORM });
     await until(() => lightWorkers.calls.length === 1, 'probing');
@@ -225,13 +239,12 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   });
 
   test('one probe per fingerprint at a time: a second copy of an unknown query arriving during the probe goes to the general lane', async () => {
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 2,
       queryTimeoutMs: 30_000,
-      workers: general,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
     });
     const first = query(h, 'acme', { query: STORM });
     await until(() => lightWorkers.calls.length === 1, 'the first copy probing');
@@ -244,13 +257,12 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   });
 
   test('a light-lane run refused by the lane memory ceiling is moved to the general lane and served there', async () => {
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
       queryTimeoutMs: 30_000,
-      workers: general,
-      light: { workers: lightWorkers, lightMs: 1000, laneMs: 1000, leaveFreeBytes: 0 },
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
     });
     const answer = query(h, 'acme', { query: STORM });
     await until(() => lightWorkers.calls.length === 1, 'probing');
@@ -262,14 +274,13 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
 
   test('a query moved off the light lane keeps what is left of its deadline, and its elapsed time counts both lanes', async () => {
     const timers = new ManualTimers();
-    const general = new BlockingWorkers();
-    const lightWorkers = new BlockingWorkers();
-    const h = harness({
+    const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
       queryTimeoutMs: 3000,
-      workers: general,
       timers,
-      light: { workers: lightWorkers, lightMs: 2000, laneMs: 2000, leaveFreeBytes: 0 },
+      lightMs: 2000,
+      laneMs: 2000,
+      leaveFreeBytes: 0,
     });
     const answer = tracked(query(h, 'acme', { query: STORM }));
     await until(() => lightWorkers.calls.length === 1, 'probing');

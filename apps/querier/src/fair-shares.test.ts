@@ -40,6 +40,7 @@ function lanes(o: {
   readonly laneMs: number;
   readonly leaveFreeBytes: number;
   readonly maxQueued?: number;
+  readonly maxPerTenant?: number;
   readonly timers?: ManualTimers;
 }): { h: Harness; general: BlockingWorkers; lightWorkers: BlockingWorkers } {
   const general = new BlockingWorkers();
@@ -125,7 +126,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   const DASHBOARD = `severity >= error | ${WINDOW} | count`;
   const STORM = `true | ${WINDOW} | count by body`;
 
-  test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full', async () => {
+  test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full; an unknown query waits for the light lane rather than be refused', async () => {
     const timers = new ManualTimers();
     const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
@@ -165,11 +166,16 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     // The dashboard query is admitted at once through the light lane, on its own worker.
     const dashboard = query(h, 'acme', { query: DASHBOARD });
     await until(() => lightWorkers.calls.length === 3, 'the dashboard query on the light lane');
-    // With the light permit busy, a query never seen before is not probed: general lane, refused.
-    const unknown = await query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
-    assert.equal(unknown.json.error.kind, 'query_queue_full', 'a probe never queues on the light lane');
+    // A query never seen before, with the light permit busy and the general lane full: rather than be refused
+    // query_queue_full behind the storm, it waits for the light lane.
+    const unknown = tracked(query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` }));
+    await until(() => h.lightGate?.queueDepth() === 1, 'the unknown query waiting on the light lane');
+    assert.equal(unknown.done, false);
     lightWorkers.calls[2]?.finish();
     assert.equal((await dashboard).status, 200);
+    await until(() => lightWorkers.calls.length === 4, 'the unknown query probing the light lane');
+    lightWorkers.calls[3]?.finish();
+    assert.equal((await unknown.promise).status, 200);
     general.calls[1]?.finish();
     await until(() => general.calls.length === 3, 'queued storm admitted');
     general.calls[2]?.finish();
@@ -215,6 +221,41 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     lightWorkers.calls[3]?.finish();
     general.calls[1]?.finish();
     assert.deepEqual([(await third).status, (await fourth).status], [200, 200]);
+  });
+
+  test('a query not known to be heavy whose tenant is at its share on the general lane waits for the light lane instead of being refused query_tenant_busy; a heavy one is refused', async () => {
+    const { h, general, lightWorkers } = lanes({
+      maxConcurrent: 4,
+      maxPerTenant: 1,
+      queryTimeoutMs: 30_000,
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
+    });
+    // Remembered as heavy: refused by a limit on both lanes.
+    const heavy = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 1, 'probing');
+    lightWorkers.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+    await until(() => general.calls.length === 1, 'moved');
+    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
+    assert.equal((await heavy).status, 422);
+    // The tenant's storm holds its general share.
+    const storm = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 2, 'the storm holding the tenant share');
+    assert.equal((await query(h, 'acme', { query: STORM })).json.error.kind, 'query_tenant_busy');
+    // A light query holds the light permit; a query never seen before arrives.
+    const light = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 2, 'a probe holding the light permit');
+    const unknown = tracked(query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` }));
+    await until(() => h.lightGate?.queueDepth() === 1, 'waiting on the light lane, not refused');
+    assert.equal(unknown.done, false);
+    lightWorkers.calls[1]?.finish();
+    await until(() => lightWorkers.calls.length === 3, 'its turn on the light lane');
+    lightWorkers.calls[2]?.finish();
+    assert.deepEqual([(await light).status, (await unknown.promise).status], [200, 200]);
+    general.calls[1]?.finish();
+    assert.equal((await storm).status, 200);
+    assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
   });
 
   test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {

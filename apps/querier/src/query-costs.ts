@@ -7,8 +7,8 @@
  * and queue the storm of heavy queries cannot take. A query never seen before goes to the general lane: being
  * unknown is not being light.
  *
- * A query never seen before may *probe* the light lane when a light permit is free at that instant (it never
- * queues there), so it can prove itself light; the light lane moves a run that outgrows it to the general lane.
+ * A query never seen before may *probe* the light lane when a light permit is free at that instant, or wait for
+ * one when the general lane cannot admit it at once either (query-service.ts), so it can prove itself light; the light lane moves a run that outgrows it to the general lane.
  * A query whose last run was only *slow* — small and not refused, as a dashboard panel is on a machine busy
  * with a storm — may probe again the same way: under a storm the general lane never runs it, so without that it
  * could never show itself light again (measured: two panels lost for the rest of a 1 h replay after one slow
@@ -25,8 +25,8 @@ export type QueryLane = 'light' | 'general';
 
 /**
  * Where a query may go: `light` (its last run was light: the light lane, queueing there if need be), `probe`
- * (unknown, or only slow last time: the light lane only if a light permit is free now, else the general lane), or
- * `general`.
+ * (unknown, or only slow last time: the light lane if a light permit is free now or the general lane has none,
+ * else the general lane), or `general`.
  */
 export type LaneChoice = 'light' | 'probe' | 'general';
 

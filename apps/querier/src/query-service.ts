@@ -191,14 +191,16 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         overlapped: false,
       };
       if (light !== undefined && fingerprint !== null) {
-        // Light: the light lane (it may queue there). Unknown: a probe run on the light lane, only when a light
-        // permit is free right now, so it can prove itself light. A light-lane run that outgrows the lane
-        // (light_query_ms) is moved to the general lane and is not light again until a run shows it is.
-        // One probe per fingerprint at a time: twelve copies of an unknown heavy query arriving together would
-        // otherwise take every light permit for light_query_ms each.
+        // Light: the light lane (it may queue there). Unknown (or only slow last time): a probe run on the light
+        // lane, so it can prove itself light, when a light permit is free right now — or when the general lane
+        // cannot admit it at once either (every permit held, or its tenant at its share): under a storm that
+        // lane would make it wait behind heavy queries or refuse it, while a light permit is at most
+        // light_query_ms away. A light-lane run that outgrows the lane (light_query_ms) is moved to the general
+        // lane. One probe per fingerprint at a time: twelve copies of an unknown heavy query arriving together
+        // would otherwise take every light permit for light_query_ms each.
         const choice = light.costs.laneOf(fingerprint);
-        const free = light.gate.inFlight() < light.permits && light.gate.queueDepth() === 0;
-        const probe = choice === 'probe' && free && !probing.has(fingerprint);
+        const free = light.gate.admitsAtOnce(tenant);
+        const probe = choice === 'probe' && !probing.has(fingerprint) && (free || !gate.admitsAtOnce(tenant));
         if (choice === 'light' || probe) {
           if (probe) probing.add(fingerprint);
           let outcome: ServiceOutcome | 'moved';

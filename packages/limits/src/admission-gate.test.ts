@@ -262,6 +262,32 @@ describe('per-tenant share (max_concurrent_queries_per_tenant)', () => {
     assert.equal(full.tenantLoad('t2'), 0, 'a queue_full arrival is not counted');
   });
 
+  test('admitsAtOnce says what acquire would do now: no when every permit is held, someone is queued, or the tenant is at its share', async () => {
+    const { gate: g } = gate(2, 4, 10_000, 2);
+    assert.equal(g.admitsAtOnce('t1'), true);
+    const a = permitOf(await g.acquire(undefined, 't1'));
+    assert.equal(g.admitsAtOnce(), true);
+    permitOf(await g.acquire(undefined, 't1'));
+    assert.equal(g.admitsAtOnce('t2'), false, 'every permit held');
+    const queued = track(g.acquire(undefined, 't2'));
+    a.release();
+    await flush();
+    assert.equal(statusOf(queued), 'admitted');
+    assert.deepEqual([g.inFlight(), g.tenantLoad('t1')], [2, 1]);
+    const open = gate(4, 4, 10_000, 1).gate;
+    permitOf(await open.acquire(undefined, 't1'));
+    assert.equal(open.admitsAtOnce('t1'), false, 'the tenant is at its share though permits are free');
+    assert.equal(open.admitsAtOnce('t2'), true);
+    assert.equal(open.admitsAtOnce(), true, 'without a tenant only the permits count');
+    const busy = gate(1, 4, 10_000).gate;
+    const held = permitOf(await busy.acquire());
+    const waiting = track(busy.acquire());
+    held.release();
+    assert.equal(busy.admitsAtOnce(), false, 'a permit passed to a waiter is not free');
+    await flush();
+    assert.equal(statusOf(waiting), 'admitted');
+  });
+
   test('a handed-over permit moves the count to the waiter’s tenant; timeout and cancel give the share back', async () => {
     const { gate: g, timers } = gate(1, 4, 100, 1);
     const a = permitOf(await g.acquire(undefined, 't1'));

@@ -79,6 +79,12 @@ export interface AdmissionGate {
   inFlight(): number;
   /** Queries `tenant` has running or queued now (0 for a tenant never seen). */
   tenantLoad(tenant: string): number;
+  /**
+   * Whether {@link AdmissionGate.acquire} for `tenant` would admit at once now: a permit is free, nobody is
+   * queued, and the tenant is under its share. A caller with another way in (the querier's light lane) uses it
+   * to avoid waiting here, or being refused here, when it need not.
+   */
+  admitsAtOnce(tenant?: string): boolean;
 }
 
 interface Waiter {
@@ -199,6 +205,10 @@ export function createAdmissionGate(options: AdmissionGateOptions): AdmissionGat
     queueDepth: () => waiters.length,
     inFlight: () => running,
     tenantLoad: (tenant) => loads.get(tenant) ?? 0,
+    admitsAtOnce: (tenant) =>
+      running < maxConcurrent &&
+      waiters.length === 0 &&
+      (tenant === undefined || maxPerTenant === undefined || (loads.get(tenant) ?? 0) < maxPerTenant),
   };
 }
 

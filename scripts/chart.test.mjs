@@ -243,6 +243,7 @@ test('every configuration value set in the CI and single values reaches the pars
   const qx = parsedConfigOf(docs, 'querier');
   assert.equal(qx.querier.defaultWindowSecs, 1800);
   assert.equal(qx.querier.mcp.enabled, false);
+  assert.equal(qx.querier.onCorruptObject, 'skip');
   const cx = parsedConfigOf(docs, 'compactor');
   assert.equal(cx.compaction.intervalSecs, 60);
   assert.equal(cx.compaction.graceSecs, 600);
@@ -257,11 +258,17 @@ test('every configuration value set in the CI and single values reaches the pars
         region: 'eu-west-1',
         prefix: 'logs/',
         forcePathStyle: true,
+        connectTimeoutMs: 2500,
+        requestTimeoutMs: 8000,
+        maxAttempts: 4,
+        retryBaseMs: 150,
+        retryMaxMs: 1500,
         accessKeyId: undefined,
         secretAccessKey: undefined,
       },
     );
     assert.deepEqual(cfg.tenancy, { header: 'X-Scope-OrgID', defaultTenant: 'ci-tenant' });
+    assert.deepEqual(cfg.server, { shutdownTimeoutSecs: 25 });
     assert.deepEqual(cfg.telemetry, {
       otlpEndpoint: 'http://otel-collector.observability.svc:4318',
       prometheus: true,

@@ -22,7 +22,7 @@ import {
   describeBounds,
 } from './scalar-value.js';
 import type { NumberBounds } from './scalar-value.js';
-import type { StorageBackend } from './sluice-config.js';
+import type { CorruptObjectPolicy, StorageBackend } from './sluice-config.js';
 
 /** The only configuration major version this build reads. */
 export const CONFIG_VERSION = 1;
@@ -32,6 +32,9 @@ export const MIN_MEMORY_POOL_BYTES = 32 * 1024 * 1024;
 
 /** The storage backends. */
 export const STORAGE_BACKENDS: readonly StorageBackend[] = ['local', 's3'];
+
+/** What a query does with a corrupt object (`querier.on_corrupt_object`). */
+export const CORRUPT_OBJECT_POLICIES: readonly CorruptObjectPolicy[] = ['fail', 'skip'];
 
 const AT_LEAST_ONE: NumberBounds = { min: 1 };
 
@@ -160,6 +163,9 @@ const versionKey = leaf<typeof CONFIG_VERSION>(
   },
 );
 
+/** The longest a Node.js timer can wait, ms: a longer timeout would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const storageSchema = section({
   backend: leaf<StorageBackend>(
     { description: 'Where Parquet files, manifests and audit records are stored.', constraint: 'local | s3' },
@@ -168,6 +174,11 @@ const storageSchema = section({
   ),
   local: section({
     root: stringKey('Directory of the local object store (backend local).', './data', 'path'),
+    request_timeout_ms: integerKey(
+      'Longest one local-store call may take, in ms (a hung NFS-like mount); past it the call fails storage_unavailable. Not retried. 0 = no bound.',
+      30000,
+      { min: 0, max: MAX_TIMER_MS },
+    ),
   }),
   s3: section({
     bucket: optionalStringKey('S3 bucket; required when storage.backend is s3.'),
@@ -186,6 +197,26 @@ const storageSchema = section({
       { secret: true },
     ),
     force_path_style: booleanKey('Path-style bucket addressing (needed by most S3-compatible servers).', true),
+    connect_timeout_ms: integerKey('Longest wait for a connection to the S3 endpoint, in ms.', 3000, {
+      min: 1,
+      max: MAX_TIMER_MS,
+    }),
+    request_timeout_ms: integerKey(
+      'Longest one S3 request attempt may take, in ms, from sending to the last byte of the answer (a large PUT on a slow link needs more).',
+      10000,
+      { min: 1, max: MAX_TIMER_MS },
+    ),
+    max_attempts: integerKey(
+      'Attempts of one S3 call on a timeout, a reset connection, a truncated body or a 5xx/429 answer, before it fails storage_unavailable.',
+      3,
+      { min: 1, max: 10 },
+    ),
+    retry_base_ms: integerKey(
+      'Back-off before the second attempt, in ms; it doubles per attempt up to retry_max_ms, with full jitter.',
+      100,
+      { min: 1, max: MAX_TIMER_MS },
+    ),
+    retry_max_ms: integerKey('Longest back-off between two attempts, in ms.', 2000, { min: 1, max: MAX_TIMER_MS }),
   }),
 });
 
@@ -246,14 +277,21 @@ const querierLimitsRule: SectionRule = (value, report) => {
   }
 };
 
-/** The longest a Node.js timer can wait, ms: a longer timeout would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const querierSchema = section({
   enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
   http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),
   max_connections: connectionsKey('query HTTP (/v1/query, /mcp)', HTTP_REFUSAL),
   default_window_secs: integerKey('Time window of a query that names none, in seconds.', 3600),
+  on_corrupt_object: leaf<CorruptObjectPolicy>(
+    {
+      description:
+        'A query meeting a corrupt or foreign object (manifest, Parquet file): fail = answer storage_corrupt naming the key; skip = serve the rest and count it in stats.objects_skipped.',
+      constraint: 'fail | skip',
+    },
+    'fail',
+    (raw) => coerceChoice(raw, CORRUPT_OBJECT_POLICIES),
+  ),
   mcp: section({
     enabled: booleanKey('Serve MCP at /mcp on the query listener.', true),
   }),
@@ -397,10 +435,19 @@ const rootRule: SectionRule = (value, report) => {
   }
 };
 
+const serverSchema = section({
+  shutdown_timeout_secs: integerKey(
+    'Longest graceful stop after SIGTERM/SIGINT, in seconds; storage work still running then is abandoned (its records stay in the WAL) and the process exits.',
+    30,
+    { min: 1, max: 3600 },
+  ),
+});
+
 /** The configuration schema (snake_case input and output); an issue's path is its key path. */
 export const configSchema = section(
   {
     version: versionKey,
+    server: serverSchema,
     storage: storageSchema,
     receiver: receiverSchema,
     querier: querierSchema,

@@ -13,6 +13,8 @@ export type { EnvSource } from './env-substitution.js';
 export type {
   SluiceConfig,
   StorageBackend,
+  CorruptObjectPolicy,
+  ServerConfig,
   StorageConfig,
   LocalStorageConfig,
   S3StorageConfig,

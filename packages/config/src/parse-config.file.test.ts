@@ -30,9 +30,10 @@ describe('parseConfig file mode', () => {
   test('an empty file yields every documented default', () => {
     const c = ok('');
     assert.equal(c.version, 1);
+    assert.deepEqual(c.server, { shutdownTimeoutSecs: 30 });
     assert.deepEqual(c.storage, {
       backend: 'local',
-      local: { root: './data' },
+      local: { root: './data', requestTimeoutMs: 30000 },
       s3: {
         bucket: null,
         endpoint: null,
@@ -41,6 +42,11 @@ describe('parseConfig file mode', () => {
         accessKeyId: null,
         secretAccessKey: null,
         forcePathStyle: true,
+        connectTimeoutMs: 3000,
+        requestTimeoutMs: 10000,
+        maxAttempts: 3,
+        retryBaseMs: 100,
+        retryMaxMs: 2000,
       },
     });
     assert.deepEqual(c.receiver, {
@@ -67,6 +73,7 @@ describe('parseConfig file mode', () => {
       httpAddr: '0.0.0.0:4319',
       maxConnections: null,
       defaultWindowSecs: 3600,
+      onCorruptObject: 'fail',
       mcp: { enabled: true },
       limits: {
         memoryPoolBytes: null,

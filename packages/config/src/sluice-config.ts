@@ -8,10 +8,21 @@
 /** Object-store backend. */
 export type StorageBackend = 'local' | 's3';
 
+/** What a query does with a corrupt or foreign object: answer `storage_corrupt`, or serve the rest. */
+export type CorruptObjectPolicy = 'fail' | 'skip';
+
+/** `server`: the process as a whole. */
+export interface ServerConfig {
+  /** `shutdown_timeout_secs`: longest graceful stop; storage work still running then is abandoned. */
+  readonly shutdownTimeoutSecs: number;
+}
+
 /** `storage.local`. */
 export interface LocalStorageConfig {
   /** `root`: directory of the local object store. */
   readonly root: string;
+  /** `request_timeout_ms`: longest one local-store call may take; 0 = no bound. */
+  readonly requestTimeoutMs: number;
 }
 
 /** `storage.s3`. Credentials are best given as `${env:…}` references; `null` = the AWS SDK default chain. */
@@ -26,6 +37,16 @@ export interface S3StorageConfig {
   readonly accessKeyId: string | null;
   readonly secretAccessKey: string | null;
   readonly forcePathStyle: boolean;
+  /** `connect_timeout_ms`: longest wait for a connection. */
+  readonly connectTimeoutMs: number;
+  /** `request_timeout_ms`: longest one request attempt may take, send to last byte. */
+  readonly requestTimeoutMs: number;
+  /** `max_attempts`: attempts of one call on a transient failure before `storage_unavailable`. */
+  readonly maxAttempts: number;
+  /** `retry_base_ms`: back-off before the second attempt (doubling, full jitter). */
+  readonly retryBaseMs: number;
+  /** `retry_max_ms`: longest back-off between attempts. */
+  readonly retryMaxMs: number;
 }
 
 /** `storage`. */
@@ -136,6 +157,8 @@ export interface QuerierConfig {
   /** `max_connections`: query listener connections at once; `null` = derived from the open-file limit. */
   readonly maxConnections: number | null;
   readonly defaultWindowSecs: number;
+  /** `on_corrupt_object`: `fail` answers `storage_corrupt`; `skip` serves the rest, counted in `objects_skipped`. */
+  readonly onCorruptObject: CorruptObjectPolicy;
   readonly mcp: McpConfig;
   readonly limits: QueryLimitsConfig;
 }
@@ -183,6 +206,7 @@ export interface TelemetryConfig {
 export interface SluiceConfig {
   /** `version`: the configuration format major version (always 1 today). */
   readonly version: 1;
+  readonly server: ServerConfig;
   readonly storage: StorageConfig;
   readonly receiver: ReceiverConfig;
   readonly querier: QuerierConfig;

@@ -16,12 +16,13 @@ function deepFreeze<T>(value: T): T {
 
 /** Converts validated schema output into the frozen camelCase configuration. */
 export function toSluiceConfig(raw: RawConfig): SluiceConfig {
-  const { storage, receiver, querier, compaction, tenancy, auth, telemetry } = raw;
+  const { server, storage, receiver, querier, compaction, tenancy, auth, telemetry } = raw;
   const config: SluiceConfig = {
     version: raw.version,
+    server: { shutdownTimeoutSecs: server.shutdown_timeout_secs },
     storage: {
       backend: storage.backend,
-      local: { root: storage.local.root },
+      local: { root: storage.local.root, requestTimeoutMs: storage.local.request_timeout_ms },
       s3: {
         bucket: storage.s3.bucket,
         endpoint: storage.s3.endpoint,
@@ -30,6 +31,11 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         accessKeyId: storage.s3.access_key_id,
         secretAccessKey: storage.s3.secret_access_key,
         forcePathStyle: storage.s3.force_path_style,
+        connectTimeoutMs: storage.s3.connect_timeout_ms,
+        requestTimeoutMs: storage.s3.request_timeout_ms,
+        maxAttempts: storage.s3.max_attempts,
+        retryBaseMs: storage.s3.retry_base_ms,
+        retryMaxMs: storage.s3.retry_max_ms,
       },
     },
     receiver: {
@@ -68,6 +74,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       httpAddr: querier.http_addr,
       maxConnections: querier.max_connections,
       defaultWindowSecs: querier.default_window_secs,
+      onCorruptObject: querier.on_corrupt_object,
       mcp: { enabled: querier.mcp.enabled },
       limits: {
         memoryPoolBytes: querier.limits.memory_pool_bytes,

@@ -83,9 +83,10 @@ explicitly (compaction.enabled defaults to true in the binary).
 
 {{- $storage := dict "backend" $v.storage.backend -}}
 {{- if eq $v.storage.backend "local" -}}
-{{- $_ := set $storage "local" (dict "root" $v.storage.local.root) -}}
+{{- $local := include "sluice.pick" (list $v.storage.local "requestTimeoutMs:request_timeout_ms") | fromJson -}}
+{{- $_ := set $storage "local" (merge (dict "root" $v.storage.local.root) $local) -}}
 {{- else -}}
-{{- $s3 := include "sluice.pick" (list $v.storage.s3 "bucket:bucket endpoint:endpoint region:region prefix:prefix forcePathStyle:force_path_style") | fromJson -}}
+{{- $s3 := include "sluice.pick" (list $v.storage.s3 "bucket:bucket endpoint:endpoint region:region prefix:prefix forcePathStyle:force_path_style connectTimeoutMs:connect_timeout_ms requestTimeoutMs:request_timeout_ms maxAttempts:max_attempts retryBaseMs:retry_base_ms retryMaxMs:retry_max_ms") | fromJson -}}
 {{- if $v.storage.s3.existingSecret -}}
 {{- $_ := set $s3 "access_key_id" (printf "${env:%s}" $v.storage.s3.accessKeyIdEnv) -}}
 {{- $_ := set $s3 "secret_access_key" (printf "${env:%s}" $v.storage.s3.secretAccessKeyEnv) -}}
@@ -115,7 +116,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- if $qx -}}
 {{- $q := $v.querier -}}
 {{- $_ := set $querier "http_addr" (printf "%s:%d" $host (int $q.port)) -}}
-{{- $top := include "sluice.pick" (list $q "defaultWindowSecs:default_window_secs maxConnections:max_connections") | fromJson -}}
+{{- $top := include "sluice.pick" (list $q "defaultWindowSecs:default_window_secs maxConnections:max_connections onCorruptObject:on_corrupt_object") | fromJson -}}
 {{- $querier = merge $querier $top -}}
 {{- $mcp := include "sluice.pick" (list $q.mcp "enabled:enabled") | fromJson -}}
 {{- if $mcp }}{{ $_ := set $querier "mcp" $mcp }}{{ end -}}
@@ -130,6 +131,8 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- end -}}
 
 {{- $cfg := dict "version" 1 "storage" $storage "receiver" $receiver "querier" $querier "compaction" $compaction -}}
+{{- $server := include "sluice.pick" (list $v.server "shutdownTimeoutSecs:shutdown_timeout_secs") | fromJson -}}
+{{- if $server }}{{ $_ := set $cfg "server" $server }}{{ end -}}
 {{- $tenancy := include "sluice.pick" (list $v.tenancy "header:header defaultTenant:default_tenant") | fromJson -}}
 {{- if $tenancy }}{{ $_ := set $cfg "tenancy" $tenancy }}{{ end -}}
 {{- /* auth only where a listener runs: the compactor opens no port and mounts no token Secret. */ -}}

@@ -277,7 +277,6 @@ const querierLimitsRule: SectionRule = (value, report) => {
   }
 };
 
-
 const querierSchema = section({
   enabled: booleanKey('Run the querier role (/v1/query and MCP).', true),
   http_addr: addressKey('Query HTTP listen address (/v1/query, /mcp, /healthz, /readyz, /metrics).', '0.0.0.0:4319'),

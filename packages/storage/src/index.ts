@@ -81,3 +81,5 @@ export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
 export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
 export type { StorageSection, StorageSettings } from './object-store-settings.js';
 export { createObjectStore, storageSettingsFrom } from './object-store-settings.js';
+export type { CorruptReason, StorageOperation, UnavailableReason } from './storage-errors.js';
+export { StorageCorruptError, StorageUnavailableError } from './storage-errors.js';

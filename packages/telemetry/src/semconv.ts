@@ -23,8 +23,12 @@ export const ERROR_TYPE_VALUE_QUERY_MEMORY_CONTENDED = 'query_memory_contended';
 export const ERROR_TYPE_VALUE_QUERY_QUEUE_FULL = 'query_queue_full';
 /** Value `query_queue_timeout` of {@link ATTR_ERROR_TYPE}: The query waited in the admission queue past its timeout. */
 export const ERROR_TYPE_VALUE_QUERY_QUEUE_TIMEOUT = 'query_queue_timeout';
+/** Value `storage_unavailable` of {@link ATTR_ERROR_TYPE}: Object storage did not answer in time on every attempt allowed (503, retryable). */
+export const ERROR_TYPE_VALUE_STORAGE_UNAVAILABLE = 'storage_unavailable';
+/** Value `storage_corrupt` of {@link ATTR_ERROR_TYPE}: A corrupt or foreign object was met and querier.on_corrupt_object is fail (500). */
+export const ERROR_TYPE_VALUE_STORAGE_CORRUPT = 'storage_corrupt';
 /** Values {@link ATTR_ERROR_TYPE} may take (open: the listed values are known, others are allowed). */
-export type ErrorTypeValue = '_OTHER' | 'invalid_query' | 'storage' | 'query_memory_limit' | 'query_memory_contended' | 'query_queue_full' | 'query_queue_timeout' | (string & Record<never, never>);
+export type ErrorTypeValue = '_OTHER' | 'invalid_query' | 'storage' | 'query_memory_limit' | 'query_memory_contended' | 'query_queue_full' | 'query_queue_timeout' | 'storage_unavailable' | 'storage_corrupt' | (string & Record<never, never>);
 
 /** `sluice.tenant` (string): Tenant the data belongs to. Unbounded cardinality: only on metrics whose series count is acceptable per tenant. */
 export const ATTR_SLUICE_TENANT = 'sluice.tenant';
@@ -98,8 +102,10 @@ export const SLUICE_COMPACTION_RESULT_VALUE_NOOP = 'noop';
 export const SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE = 'lost_race';
 /** Value `error` of {@link ATTR_SLUICE_COMPACTION_RESULT}: The compaction failed; the partition is unchanged and is retried next sweep. */
 export const SLUICE_COMPACTION_RESULT_VALUE_ERROR = 'error';
+/** Value `quarantined` of {@link ATTR_SLUICE_COMPACTION_RESULT}: A corrupt input was moved under quarantine/ and the partition's manifest no longer names it. */
+export const SLUICE_COMPACTION_RESULT_VALUE_QUARANTINED = 'quarantined';
 /** Values {@link ATTR_SLUICE_COMPACTION_RESULT} may take. */
-export type SluiceCompactionResultValue = 'committed' | 'noop' | 'lost_race' | 'error';
+export type SluiceCompactionResultValue = 'committed' | 'noop' | 'lost_race' | 'error' | 'quarantined';
 
 /** `sluice.listener` (enum): Which network listener of the process a connection arrived on. */
 export const ATTR_SLUICE_LISTENER = 'sluice.listener';
@@ -120,6 +126,49 @@ export const SLUICE_CONNECTION_REFUSAL_VALUE_ANSWERED = 'answered';
 export const SLUICE_CONNECTION_REFUSAL_VALUE_DROPPED = 'dropped';
 /** Values {@link ATTR_SLUICE_CONNECTION_REFUSAL} may take. */
 export type SluiceConnectionRefusalValue = 'answered' | 'dropped';
+
+/** `sluice.storage.corrupt_reason` (enum): What is wrong with a corrupt or foreign object in storage (docs/design/storage-faults.md). */
+export const ATTR_SLUICE_STORAGE_CORRUPT_REASON = 'sluice.storage.corrupt_reason';
+/** Value `manifest_invalid` of {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON}: A manifest that does not parse or is not a manifest. */
+export const SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_INVALID = 'manifest_invalid';
+/** Value `manifest_foreign_name` of {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON}: A manifest naming anything but a bare partition-local .parquet file. */
+export const SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_FOREIGN_NAME = 'manifest_foreign_name';
+/** Value `manifest_missing_file` of {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON}: A manifest naming a file that does not exist. */
+export const SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_MISSING_FILE = 'manifest_missing_file';
+/** Value `parquet_unreadable` of {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON}: A Parquet file whose footer or pages cannot be decoded, or whose schema is not ours. */
+export const SLUICE_STORAGE_CORRUPT_REASON_VALUE_PARQUET_UNREADABLE = 'parquet_unreadable';
+/** Value `tenant_mismatch` of {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON}: A data file whose tenant column disagrees with the tenant of its key. */
+export const SLUICE_STORAGE_CORRUPT_REASON_VALUE_TENANT_MISMATCH = 'tenant_mismatch';
+/** Values {@link ATTR_SLUICE_STORAGE_CORRUPT_REASON} may take. */
+export type SluiceStorageCorruptReasonValue = 'manifest_invalid' | 'manifest_foreign_name' | 'manifest_missing_file' | 'parquet_unreadable' | 'tenant_mismatch';
+
+/** `sluice.storage.seen_by` (enum): Which role met a corrupt object. */
+export const ATTR_SLUICE_STORAGE_SEEN_BY = 'sluice.storage.seen_by';
+/** Value `querier` of {@link ATTR_SLUICE_STORAGE_SEEN_BY}: A query read it. */
+export const SLUICE_STORAGE_SEEN_BY_VALUE_QUERIER = 'querier';
+/** Value `compactor` of {@link ATTR_SLUICE_STORAGE_SEEN_BY}: A compaction read it (and quarantined it). */
+export const SLUICE_STORAGE_SEEN_BY_VALUE_COMPACTOR = 'compactor';
+/** Values {@link ATTR_SLUICE_STORAGE_SEEN_BY} may take. */
+export type SluiceStorageSeenByValue = 'querier' | 'compactor';
+
+/** `sluice.storage.operation` (enum): The object-store call an attempt belonged to. */
+export const ATTR_SLUICE_STORAGE_OPERATION = 'sluice.storage.operation';
+/** Value `put` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A whole-object write. */
+export const SLUICE_STORAGE_OPERATION_VALUE_PUT = 'put';
+/** Value `put_conditional` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A compare-and-swap write (manifests). */
+export const SLUICE_STORAGE_OPERATION_VALUE_PUT_CONDITIONAL = 'put_conditional';
+/** Value `get` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A whole-object read. */
+export const SLUICE_STORAGE_OPERATION_VALUE_GET = 'get';
+/** Value `get_range` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A byte-range read. */
+export const SLUICE_STORAGE_OPERATION_VALUE_GET_RANGE = 'get_range';
+/** Value `head` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A size/ETag lookup. */
+export const SLUICE_STORAGE_OPERATION_VALUE_HEAD = 'head';
+/** Value `list` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A listing page. */
+export const SLUICE_STORAGE_OPERATION_VALUE_LIST = 'list';
+/** Value `delete` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A delete. */
+export const SLUICE_STORAGE_OPERATION_VALUE_DELETE = 'delete';
+/** Values {@link ATTR_SLUICE_STORAGE_OPERATION} may take. */
+export type SluiceStorageOperationValue = 'put' | 'put_conditional' | 'get' | 'get_range' | 'head' | 'list' | 'delete';
 
 // ---- Metrics ----
 
@@ -302,6 +351,24 @@ export type SluiceCompactionDurationAttributes = {
 export const METRIC_SLUICE_COMPACTION_FILES_DELETED = 'sluice.compaction.files.deleted';
 /** Attributes a {@link METRIC_SLUICE_COMPACTION_FILES_DELETED} data point may carry; only `required` ones are mandatory. */
 export type SluiceCompactionFilesDeletedAttributes = Readonly<Record<string, never>>;
+
+/** `sluice.storage.corrupt_objects` (counter, `{object}`): Times a corrupt or foreign object was met (each query or compaction that met it counts once per object). */
+export const METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS = 'sluice.storage.corrupt_objects';
+/** Attributes a {@link METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS} data point may carry; only `required` ones are mandatory. */
+export type SluiceStorageCorruptObjectsAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_STORAGE_CORRUPT_REASON]: SluiceStorageCorruptReasonValue;
+  /** required */
+  readonly [ATTR_SLUICE_STORAGE_SEEN_BY]: SluiceStorageSeenByValue;
+};
+
+/** `sluice.storage.retries` (counter, `{attempt}`): Object-store call attempts that failed transiently (timeout, reset connection, truncated body, 5xx/429) and were tried again. */
+export const METRIC_SLUICE_STORAGE_RETRIES = 'sluice.storage.retries';
+/** Attributes a {@link METRIC_SLUICE_STORAGE_RETRIES} data point may carry; only `required` ones are mandatory. */
+export type SluiceStorageRetriesAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_STORAGE_OPERATION]: SluiceStorageOperationValue;
+};
 
 // ---- Tables ----
 
@@ -541,6 +608,25 @@ export const METRICS = {
     description: 'Unreferenced data files (compacted inputs, lost-race outputs) deleted after the grace period.',
     attributes: [],
   },
+  [METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS]: {
+    name: METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS,
+    instrument: 'counter',
+    unit: '{object}',
+    description: 'Times a corrupt or foreign object was met (each query or compaction that met it counts once per object).',
+    attributes: [
+      { name: ATTR_SLUICE_STORAGE_CORRUPT_REASON, requirement: 'required' },
+      { name: ATTR_SLUICE_STORAGE_SEEN_BY, requirement: 'required' },
+    ],
+  },
+  [METRIC_SLUICE_STORAGE_RETRIES]: {
+    name: METRIC_SLUICE_STORAGE_RETRIES,
+    instrument: 'counter',
+    unit: '{attempt}',
+    description: 'Object-store call attempts that failed transiently (timeout, reset connection, truncated body, 5xx/429) and were tried again.',
+    attributes: [
+      { name: ATTR_SLUICE_STORAGE_OPERATION, requirement: 'required' },
+    ],
+  },
 } as const satisfies Readonly<Record<string, MetricDefinition>>;
 
 /** Name of any registry metric. */
@@ -573,6 +659,8 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_COMPACTION_ROWS]: SluiceCompactionRowsAttributes;
   readonly [METRIC_SLUICE_COMPACTION_DURATION]: SluiceCompactionDurationAttributes;
   readonly [METRIC_SLUICE_COMPACTION_FILES_DELETED]: SluiceCompactionFilesDeletedAttributes;
+  readonly [METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS]: SluiceStorageCorruptObjectsAttributes;
+  readonly [METRIC_SLUICE_STORAGE_RETRIES]: SluiceStorageRetriesAttributes;
 }
 
 /** One registry attribute. */
@@ -592,7 +680,7 @@ export const ATTRIBUTES = {
     name: ATTR_ERROR_TYPE,
     type: 'enum',
     description: 'Class of error the operation ended with (OTel semantic conventions). Set only on failure; its value is the same kind token the API response carries, so logs, responses and metrics share one vocabulary.',
-    values: [ERROR_TYPE_VALUE_OTHER, ERROR_TYPE_VALUE_INVALID_QUERY, ERROR_TYPE_VALUE_STORAGE, ERROR_TYPE_VALUE_QUERY_MEMORY_LIMIT, ERROR_TYPE_VALUE_QUERY_MEMORY_CONTENDED, ERROR_TYPE_VALUE_QUERY_QUEUE_FULL, ERROR_TYPE_VALUE_QUERY_QUEUE_TIMEOUT],
+    values: [ERROR_TYPE_VALUE_OTHER, ERROR_TYPE_VALUE_INVALID_QUERY, ERROR_TYPE_VALUE_STORAGE, ERROR_TYPE_VALUE_QUERY_MEMORY_LIMIT, ERROR_TYPE_VALUE_QUERY_MEMORY_CONTENDED, ERROR_TYPE_VALUE_QUERY_QUEUE_FULL, ERROR_TYPE_VALUE_QUERY_QUEUE_TIMEOUT, ERROR_TYPE_VALUE_STORAGE_UNAVAILABLE, ERROR_TYPE_VALUE_STORAGE_CORRUPT],
     open: true,
   },
   [ATTR_SLUICE_TENANT]: {
@@ -641,7 +729,7 @@ export const ATTRIBUTES = {
     name: ATTR_SLUICE_COMPACTION_RESULT,
     type: 'enum',
     description: 'What one compaction of a sealed partition ended with.',
-    values: [SLUICE_COMPACTION_RESULT_VALUE_COMMITTED, SLUICE_COMPACTION_RESULT_VALUE_NOOP, SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, SLUICE_COMPACTION_RESULT_VALUE_ERROR],
+    values: [SLUICE_COMPACTION_RESULT_VALUE_COMMITTED, SLUICE_COMPACTION_RESULT_VALUE_NOOP, SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, SLUICE_COMPACTION_RESULT_VALUE_ERROR, SLUICE_COMPACTION_RESULT_VALUE_QUARANTINED],
     open: false,
   },
   [ATTR_SLUICE_LISTENER]: {
@@ -656,6 +744,27 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'How a connection over its listener\'s connection cap was refused.',
     values: [SLUICE_CONNECTION_REFUSAL_VALUE_ANSWERED, SLUICE_CONNECTION_REFUSAL_VALUE_DROPPED],
+    open: false,
+  },
+  [ATTR_SLUICE_STORAGE_CORRUPT_REASON]: {
+    name: ATTR_SLUICE_STORAGE_CORRUPT_REASON,
+    type: 'enum',
+    description: 'What is wrong with a corrupt or foreign object in storage (docs/design/storage-faults.md).',
+    values: [SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_INVALID, SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_FOREIGN_NAME, SLUICE_STORAGE_CORRUPT_REASON_VALUE_MANIFEST_MISSING_FILE, SLUICE_STORAGE_CORRUPT_REASON_VALUE_PARQUET_UNREADABLE, SLUICE_STORAGE_CORRUPT_REASON_VALUE_TENANT_MISMATCH],
+    open: false,
+  },
+  [ATTR_SLUICE_STORAGE_SEEN_BY]: {
+    name: ATTR_SLUICE_STORAGE_SEEN_BY,
+    type: 'enum',
+    description: 'Which role met a corrupt object.',
+    values: [SLUICE_STORAGE_SEEN_BY_VALUE_QUERIER, SLUICE_STORAGE_SEEN_BY_VALUE_COMPACTOR],
+    open: false,
+  },
+  [ATTR_SLUICE_STORAGE_OPERATION]: {
+    name: ATTR_SLUICE_STORAGE_OPERATION,
+    type: 'enum',
+    description: 'The object-store call an attempt belonged to.',
+    values: [SLUICE_STORAGE_OPERATION_VALUE_PUT, SLUICE_STORAGE_OPERATION_VALUE_PUT_CONDITIONAL, SLUICE_STORAGE_OPERATION_VALUE_GET, SLUICE_STORAGE_OPERATION_VALUE_GET_RANGE, SLUICE_STORAGE_OPERATION_VALUE_HEAD, SLUICE_STORAGE_OPERATION_VALUE_LIST, SLUICE_STORAGE_OPERATION_VALUE_DELETE],
     open: false,
   },
 } as const satisfies Readonly<Record<string, AttributeDefinition>>;

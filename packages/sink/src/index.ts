@@ -11,6 +11,7 @@ export { PartitionBuffer } from './partition-buffer.js';
 export type { FlushTrigger, SinkEvent } from './sink-events.js';
 export type { SinkSettings } from './sink-settings.js';
 export type { FlushWritten } from './write-flush.js';
-export { writeAudit, writePartitions } from './write-flush.js';
+export { planFlush, storeFlush } from './write-flush.js';
+export type { FlushPlan } from './write-flush.js';
 export type { SinkLoop, SinkLoopOptions } from './sink-loop.js';
 export { createSinkLoop } from './sink-loop.js';

@@ -188,6 +188,38 @@ describe('the sink over a real WAL and store', () => {
     assert.deepEqual((await readCheckpoint(f.walDir))?.position, last);
   });
 
+  test('a flush that fails after some files landed (or whose put landed but answered an error) stores every row exactly once on retry, under the same keys', async () => {
+    const f = await fixture('landed', 4, 30);
+    const last = f.positions.at(-1)!;
+    // Two tenants: two data files. The first data put lands but answers an error (a timeout after the server
+    // accepted the write); the second data put then fails outright. Each retry must not store anything twice.
+    let dataPuts = 0;
+    const attempted: string[] = [];
+    const store = Object.assign(Object.create(f.store) as ObjectStore, {
+      async put(key: string, bytes: Uint8Array, options?: Parameters<ObjectStore['put']>[2]) {
+        attempted.push(key);
+        if (!key.startsWith('data/')) return f.store.put(key, bytes, options);
+        dataPuts++;
+        if (dataPuts === 1) {
+          await f.store.put(key, bytes, options);
+          throw new Error('injected: the answer to a landed put was lost');
+        }
+        if (dataPuts === 2) throw new Error('injected put failure');
+        return f.store.put(key, bytes, options);
+      },
+    });
+    const events = await runTo(settingsFor(f.walDir, last), store, last);
+    assert.equal(events.filter((e) => e.type === 'flush_failed').length, 2);
+    const rows = await storedRows(f.store);
+    assert.equal(rows.length, 120, 'each row stored once');
+    assert.deepEqual(rows.map((r) => bodyOf(r.record)).sort(), f.records.map(bodyOf).sort());
+    const dataKeys = attempted.filter((k) => k.startsWith('data/'));
+    assert.equal(new Set(dataKeys).size, 2, `two data keys, retried under the same names: ${dataKeys.join(', ')}`);
+    const flushed = events.find((e) => e.type === 'flushed');
+    assert.equal(flushed?.type === 'flushed' && flushed.files, 2);
+    assert.deepEqual((await readCheckpoint(f.walDir))?.position, last);
+  });
+
   test('a restart from the checkpoint re-mines the rest of the WAL to the template ids of an uninterrupted run', async () => {
     const whole = await fixture('whole', 8, 50);
     const wholeLast = whole.positions.at(-1)!;

@@ -27,7 +27,7 @@ import {
 import { PartitionBuffer } from './partition-buffer.js';
 import type { FlushTrigger, SinkEvent } from './sink-events.js';
 import type { SinkSettings } from './sink-settings.js';
-import { writeAudit, writePartitions } from './write-flush.js';
+import { planFlush, storeFlush, type FlushPlan } from './write-flush.js';
 import { decodeWalExport } from './wal-payload.js';
 
 /** Options of {@link createSinkLoop}. */
@@ -98,51 +98,47 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
     }
   }
 
-  async function flushAll(miner: Miner, trigger: FlushTrigger): Promise<void> {
-    if (buffer.records === 0 || consumed === null) return;
-    const started = performance.now();
-    pendingAudit = pendingAudit.concat(miner.drainAuditEvents());
-    const checkpoint = consumed;
-    const snapshot = miner.snapshot();
-    const partitions = buffer.takeAll();
-    let written;
-    try {
-      await writeAudit(store, pendingAudit);
-      pendingAudit = [];
-      written = await writePartitions(store, partitions);
-    } catch (error) {
-      // Put the rows back: nothing is lost, the checkpoint has not moved, and the flush is retried.
-      const arrived = now();
-      for (const partition of partitions)
-        for (const row of partition.rows) buffer.add(row, partition.bytes / partition.rows.length, arrived);
-      throw error;
-    }
-    // Only now: every row up to `checkpoint` is stored, so replay may start after it.
-    await writeCheckpoint(settings.walDir, checkpoint, snapshot);
-    await deleteSegmentsBelow(settings.walDir, checkpoint);
-    emit({
-      type: 'flushed',
-      trigger,
-      ...written,
-      seconds: (performance.now() - started) / 1000,
-      checkpoint,
-      templates: miner.templateCount(),
-    });
+  /** Takes the buffer into a flush plan: keys fixed, checkpoint and miner snapshot taken at the same record. */
+  function takeFlush(miner: Miner): { plan: FlushPlan; checkpoint: WalPosition; snapshot: Uint8Array } | null {
+    if (buffer.records === 0 || consumed === null) return null;
+    const audit = pendingAudit.concat(miner.drainAuditEvents());
+    pendingAudit = [];
+    return { plan: planFlush(audit, buffer.takeAll()), checkpoint: consumed, snapshot: miner.snapshot() };
   }
 
-  /** Flushes, retrying with backoff until it succeeds (at shutdown, gives up after 3 tries: the WAL keeps the data). */
+  /**
+   * Flushes, retrying with backoff until it succeeds (at shutdown, gives up after 3 tries: the WAL keeps the
+   * data). Every retry stores the same plan under the same keys: what a failed attempt stored is not stored again.
+   */
   async function flushWithRetry(miner: Miner, trigger: FlushTrigger): Promise<boolean> {
+    const flush = takeFlush(miner);
+    if (flush === null) return true;
+    const started = performance.now();
     let delayMs = 250;
     for (let attempt = 1; ; attempt++) {
+      let written;
       try {
-        await flushAll(miner, trigger);
-        return true;
+        written = await storeFlush(store, flush.plan);
       } catch (error) {
+        // Nothing is lost: the checkpoint has not moved, and the plan is stored again (same keys).
         emit({ type: 'flush_failed', trigger, message: error instanceof Error ? error.message : String(error) });
         if (trigger === 'shutdown' && attempt >= 3) return false;
         await sleep(delayMs);
         delayMs = Math.min(delayMs * 2, 30_000);
+        continue;
       }
+      // Only now: every row up to `checkpoint` is stored, so replay may start after it.
+      await writeCheckpoint(settings.walDir, flush.checkpoint, flush.snapshot);
+      await deleteSegmentsBelow(settings.walDir, flush.checkpoint);
+      emit({
+        type: 'flushed',
+        trigger,
+        ...written,
+        seconds: (performance.now() - started) / 1000,
+        checkpoint: flush.checkpoint,
+        templates: miner.templateCount(),
+      });
+      return true;
     }
   }
 

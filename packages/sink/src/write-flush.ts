@@ -2,7 +2,8 @@
  * @module write-flush
  * The storing half of a flush, in the order that keeps it safe: the template audit events first (the audit
  * barrier: the events that define a template version are stored before rows that use it), then one Parquet
- * file per (tenant, hour) partition. The caller advances the checkpoint only after this resolved.
+ * file per (tenant, hour) partition, each under a key fixed when the flush is planned (so a retry never
+ * duplicates). The caller advances the checkpoint only after {@link storeFlush} resolved.
  */
 import { effectiveTimeUnixNano, type TemplateAuditEvent } from '@sluice/core';
 import { auditFileKey, dataFileKey, encodeAuditParquet, encodeLogsParquet, uuidv7 } from '@sluice/storage';
@@ -19,6 +20,32 @@ export interface FlushWritten {
   readonly bytes: number;
 }
 
+/** One object of a flush: its key is chosen once, when the flush is planned. */
+interface PlannedObject {
+  readonly key: string;
+  /** Encodes the object's bytes (once; a retry reuses them). */
+  readonly encode: () => Promise<Uint8Array>;
+  readonly records: number;
+  readonly data: boolean;
+  encoded: Uint8Array | null;
+  stored: boolean;
+}
+
+/**
+ * One flush's objects with their keys fixed: audit files first (the audit barrier: the events that define a
+ * template version are stored before rows that use it), then one data file per (tenant, hour) partition.
+ *
+ * The keys are chosen once, so retrying a failed flush stores the same objects under the same keys: an object
+ * whose put landed before the failure (or whose put landed although its answer was lost) is skipped or
+ * overwritten with the same bytes, never stored a second time under a new name. That is what makes a flush
+ * that fails half-way, or an endpoint that times out after accepting a write, store each row exactly once.
+ */
+export interface FlushPlan {
+  readonly objects: readonly PlannedObject[];
+  /** Data records in the plan. */
+  readonly records: number;
+}
+
 /** Audit events per (tenant, UTC day): one audit file each. */
 function groupAudit(events: readonly TemplateAuditEvent[]): TemplateAuditEvent[][] {
   const groups = new Map<string, TemplateAuditEvent[]>();
@@ -31,38 +58,61 @@ function groupAudit(events: readonly TemplateAuditEvent[]): TemplateAuditEvent[]
   return [...groups.values()];
 }
 
-/**
- * Stores template audit events, one audit file per (tenant, UTC day). Runs before {@link writePartitions} in a
- * flush (the audit barrier).
- * @throws the store's or the encoder's error (the caller keeps the events and writes them again).
- */
-export async function writeAudit(store: ObjectStore, audit: readonly TemplateAuditEvent[]): Promise<void> {
+/** Plans a flush of `audit` events and `partitions` (each partition's rows are sorted by effective time in place). */
+export function planFlush(audit: readonly TemplateAuditEvent[], partitions: readonly Partition[]): FlushPlan {
+  const objects: PlannedObject[] = [];
   for (const events of groupAudit(audit)) {
     const first = events[0]!;
-    await store.put(auditFileKey(first.tenantId, first.timestampUnixNano, uuidv7()), await encodeAuditParquet(events));
+    objects.push({
+      key: auditFileKey(first.tenantId, first.timestampUnixNano, uuidv7()),
+      encode: () => encodeAuditParquet(events),
+      records: 0,
+      data: false,
+      encoded: null,
+      stored: false,
+    });
   }
-}
-
-/**
- * Stores each partition's rows, sorted by effective time (in place), as one new Parquet data file.
- * @throws the store's or the encoder's error; files stored before it stay (at-least-once: the caller buffers the
- * rows again and the retry stores them once more).
- */
-export async function writePartitions(store: ObjectStore, partitions: readonly Partition[]): Promise<FlushWritten> {
   let records = 0;
-  let bytes = 0;
-  let files = 0;
   for (const partition of partitions) {
     const rows = partition.rows.sort((a, b) => {
       const ta = effectiveTimeUnixNano(a.record);
       const tb = effectiveTimeUnixNano(b.record);
       return ta < tb ? -1 : ta > tb ? 1 : 0;
     });
-    const encoded = await encodeLogsParquet(rows);
-    await store.put(dataFileKey(partition.tenant, effectiveTimeUnixNano(rows[0]!.record), uuidv7()), encoded);
+    if (rows.length === 0) continue;
+    objects.push({
+      key: dataFileKey(partition.tenant, effectiveTimeUnixNano(rows[0]!.record), uuidv7()),
+      encode: () => encodeLogsParquet(rows),
+      records: rows.length,
+      data: true,
+      encoded: null,
+      stored: false,
+    });
     records += rows.length;
-    bytes += encoded.length;
-    files++;
   }
-  return { records, files, bytes };
+  return { objects, records };
+}
+
+/**
+ * Stores every object of `plan` not stored yet, in order (audit before data). Call it again after a failure:
+ * it resumes where the failure stopped, under the same keys.
+ * @throws the store's or the encoder's error; what was stored before it stays stored and is not stored again.
+ */
+export async function storeFlush(store: ObjectStore, plan: FlushPlan): Promise<FlushWritten> {
+  for (const object of plan.objects) {
+    if (object.stored) continue;
+    object.encoded ??= await object.encode();
+    await store.put(object.key, object.encoded);
+    object.stored = true;
+  }
+  let bytes = 0;
+  let files = 0;
+  for (const object of plan.objects) {
+    if (!object.data) continue;
+    files++;
+    bytes += object.encoded?.byteLength ?? 0;
+    // Stored: the bytes are not needed again.
+    object.encoded = null;
+  }
+  return { records: plan.records, files, bytes };
 }

@@ -7,7 +7,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { splitHostPort, type SluiceConfig } from '@sluice/config';
-import { openWal, type Wal } from '@sluice/wal';
+import { compareWalPositions, openWal, readCheckpoint, type Wal, type WalPosition } from '@sluice/wal';
 import { createIngestService, type IngestObserver } from './ingest-service.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from './otlp-grpc-server.js';
 import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js';
@@ -38,6 +38,11 @@ export interface Receiver {
   whenReplayed(): Promise<void>;
   /** Graceful stop: no acknowledged record is left outside the WAL, and the sink flushes what it holds. */
   stop(): Promise<void>;
+  /**
+   * What a stop abandoned now would leave for the next start: the WAL past the sink's last checkpoint (acknowledged,
+   * durable, not yet in object storage), or `null` when everything durable is stored.
+   */
+  unfinished(): { readonly walDurable: WalPosition; readonly sinkCheckpoint: WalPosition | null } | null;
 }
 
 /** A validated `host:port` from the configuration (the schema already checked it). */
@@ -50,6 +55,8 @@ function listenAddress(address: string): { host: string; port: number } {
 /** Starts the receiver role. */
 export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): Promise<Receiver> {
   const rc = config.receiver;
+  // Where the WAL stood stored at startup: what a stop abandoned before the first flush is measured from here.
+  const startCheckpoint = (await readCheckpoint(rc.walDir))?.position ?? null;
   const wal: Wal = await openWal({
     dir: rc.walDir,
     groupCommitMs: rc.wal.groupCommitMs,
@@ -110,6 +117,12 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
       return sink.replayed ? null : 'WAL replay in progress';
     },
     whenReplayed: () => sink.whenReplayed(),
+    unfinished() {
+      const walDurable = wal.durablePosition();
+      const sinkCheckpoint = sink.checkpoint ?? startCheckpoint;
+      if (sinkCheckpoint !== null && compareWalPositions(sinkCheckpoint, walDurable) >= 0) return null;
+      return { walDurable, sinkCheckpoint };
+    },
     async stop() {
       stopping = true;
       await Promise.all([http.close(), grpc.close()]);

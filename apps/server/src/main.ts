@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { formatConfigIssues, loadConfig } from '@sluice/config';
 import { loadAccessGate } from './access-setup.js';
 import { parseCliArgs, USAGE } from './cli-args.js';
+import { stopWithin } from './bounded-stop.js';
 import { startServer } from './start-server.js';
 
 function version(): string {
@@ -48,18 +49,42 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     return 2;
   }
   const server = await startServer(loaded.value, version(), { access: access.value });
+  const timeoutSecs = loaded.value.server.shutdownTimeoutSecs;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    server.log.info('shutting down', { signal });
-    server.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        server.log.error('shutdown failed', { error: error instanceof Error ? error.message : String(error) });
-        process.exit(1);
-      },
-    );
+    server.log.info('shutting down', { signal, shutdown_timeout_secs: timeoutSecs });
+    void stopWithin(server, timeoutSecs * 1000).then((outcome) => {
+      switch (outcome.status) {
+        case 'stopped':
+          server.log.info('stopped', { ms: outcome.ms });
+          process.exit(0);
+          break;
+        case 'abandoned':
+          // Abandoning loses nothing acknowledged: what is not in object storage is in the WAL (replayed at start).
+          server.log.warn('shutdown timed out; unfinished work abandoned', {
+            shutdown_timeout_secs: timeoutSecs,
+            stopping: outcome.stage,
+            wal_not_yet_stored:
+              outcome.walUnstored === null
+                ? null
+                : {
+                    durable: outcome.walUnstored.walDurable,
+                    stored_through: outcome.walUnstored.sinkCheckpoint,
+                    note: 'acknowledged and in the WAL; replayed into object storage at the next start',
+                  },
+          });
+          process.exit(1);
+          break;
+        case 'failed':
+          server.log.error('shutdown failed', {
+            error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
+          });
+          process.exit(1);
+          break;
+      }
+    });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -22,12 +22,16 @@ import {
 } from './observers.js';
 
 /** A running gateway. */
+/** The steps of a graceful stop, in order. */
+export type StopStage = 'compactor' | 'querier' | 'receiver' | 'telemetry';
+
 export interface RunningServer {
   readonly log: Logger;
   readonly receiver: Receiver | null;
   readonly querier: Querier | null;
   readonly compactor: Compactor | null;
-  stop(): Promise<void>;
+  /** Stops the roles in reverse order; `onStage` hears each step as it begins (a bounded stop names where it was cut). */
+  stop(onStage?: (stage: StopStage) => void): Promise<void>;
 }
 
 /** Options of {@link startServer}. */
@@ -150,20 +154,24 @@ export async function startServer(
     receiver,
     querier,
     compactor,
-    async stop() {
+    async stop(onStage) {
       if (compactor !== null) {
+        onStage?.('compactor');
         await compactor.stop();
         log.info('compactor stopped');
       }
       gauges?.stop();
       if (querier !== null) {
+        onStage?.('querier');
         await querier.stop();
         log.info('querier stopped');
       }
       if (receiver !== null) {
+        onStage?.('receiver');
         await receiver.stop();
         log.info('receiver stopped');
       }
+      onStage?.('telemetry');
       await telemetry.shutdown();
     },
   };

@@ -21,6 +21,7 @@ import {
   type Harness,
   type HarnessOptions,
 } from './testing/query-harness.js';
+import { LIGHT_SLOW_RUNS_TOLERATED } from './query-costs.js';
 
 let fixture: { readonly dir: string; remove(): Promise<void> };
 before(async () => {
@@ -40,7 +41,6 @@ function lanes(o: {
   readonly laneMs: number;
   readonly leaveFreeBytes: number;
   readonly maxQueued?: number;
-  readonly maxPerTenant?: number;
   readonly timers?: ManualTimers;
 }): { h: Harness; general: BlockingWorkers; lightWorkers: BlockingWorkers } {
   const general = new BlockingWorkers();
@@ -126,7 +126,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   const DASHBOARD = `severity >= error | ${WINDOW} | count`;
   const STORM = `true | ${WINDOW} | count by body`;
 
-  test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full; an unknown query waits for the light lane rather than be refused', async () => {
+  test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full', async () => {
     const timers = new ManualTimers();
     const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,
@@ -166,16 +166,11 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     // The dashboard query is admitted at once through the light lane, on its own worker.
     const dashboard = query(h, 'acme', { query: DASHBOARD });
     await until(() => lightWorkers.calls.length === 3, 'the dashboard query on the light lane');
-    // A query never seen before, with the light permit busy and the general lane full: rather than be refused
-    // query_queue_full behind the storm, it waits for the light lane.
-    const unknown = tracked(query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` }));
-    await until(() => h.lightGate?.queueDepth() === 1, 'the unknown query waiting on the light lane');
-    assert.equal(unknown.done, false);
+    // With the light permit busy, a query never seen before is not probed: general lane, refused.
+    const unknown = await query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
+    assert.equal(unknown.json.error.kind, 'query_queue_full', 'a probe never queues on the light lane');
     lightWorkers.calls[2]?.finish();
     assert.equal((await dashboard).status, 200);
-    await until(() => lightWorkers.calls.length === 4, 'the unknown query probing the light lane');
-    lightWorkers.calls[3]?.finish();
-    assert.equal((await unknown.promise).status, 200);
     general.calls[1]?.finish();
     await until(() => general.calls.length === 3, 'queued storm admitted');
     general.calls[2]?.finish();
@@ -183,7 +178,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
   });
 
-  test('a light query whose run outgrew the light lane is moved; being only slow, it probes the light lane again when a light permit is free, else runs in the general lane', async () => {
+  test('a light query whose runs outgrow the light lane is moved each time; it keeps the light lane through LIGHT_SLOW_RUNS_TOLERATED slow runs, then probes only when a light permit is free, else runs in the general lane', async () => {
     const timers = new ManualTimers();
     const { h, general, lightWorkers } = lanes({
       maxConcurrent: 2,
@@ -198,64 +193,37 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     timers.advance(999);
     lightWorkers.calls[0]?.finish();
     assert.equal((await first).status, 200);
-    // Light now: it queues on the light lane behind another light-lane query rather than take the general lane.
-    const other = query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
-    await until(() => lightWorkers.calls.length === 2, 'another query holding the light permit');
-    const second = tracked(query(h, 'acme', { query: DASHBOARD }));
-    await until(() => h.lightGate?.queueDepth() === 1, 'the light query queued on the light lane');
-    lightWorkers.calls[1]?.finish();
-    await other;
-    await until(() => lightWorkers.calls.length === 3, 'its turn on the light lane');
-    // This run outgrows the lane: moved to the general lane.
-    timers.advance(1000);
-    await until(() => general.calls.length === 1, 'moved to the general lane');
-    assert.equal(lightWorkers.calls[2]?.stopped, true);
-    general.calls[0]?.finish();
-    assert.equal((await second.promise).status, 200);
-    // Only slow (small, not refused): with a light permit free it probes the light lane again...
-    const third = query(h, 'acme', { query: DASHBOARD });
-    await until(() => lightWorkers.calls.length === 4, 'probing the light lane again');
+    // Light now. Each of the next runs outgrows the lane and is moved to the general lane; while it stays
+    // light it queues on the light lane behind another light-lane query rather than take the general lane.
+    let light = 1;
+    let moved = 0;
+    for (let slow = 1; slow <= LIGHT_SLOW_RUNS_TOLERATED + 1; slow++) {
+      const other = query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
+      await until(() => lightWorkers.calls.length === light + 1, 'another query holding the light permit');
+      light++;
+      const next = tracked(query(h, 'acme', { query: DASHBOARD }));
+      await until(() => h.lightGate?.queueDepth() === 1, `slow run ${slow}: still light, queued on the light lane`);
+      lightWorkers.calls[light - 1]?.finish();
+      await other;
+      await until(() => lightWorkers.calls.length === light + 1, 'its turn on the light lane');
+      light++;
+      timers.advance(1000);
+      await until(() => general.calls.length === moved + 1, 'moved to the general lane');
+      moved++;
+      assert.equal(lightWorkers.calls[light - 1]?.stopped, true);
+      general.calls[moved - 1]?.finish();
+      assert.equal((await next.promise).status, 200);
+    }
+    // One slow run too many: it may only probe. With a light permit free it probes the light lane...
+    const probing = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === light + 1, 'probing the light lane');
+    light++;
     // ...and while that permit is busy, a probe does not queue there: the general lane.
-    const fourth = query(h, 'acme', { query: DASHBOARD });
-    await until(() => general.calls.length === 2, 'general while the light permit is busy');
-    lightWorkers.calls[3]?.finish();
-    general.calls[1]?.finish();
-    assert.deepEqual([(await third).status, (await fourth).status], [200, 200]);
-  });
-
-  test('a query not known to be heavy whose tenant is at its share on the general lane waits for the light lane instead of being refused query_tenant_busy; a heavy one is refused', async () => {
-    const { h, general, lightWorkers } = lanes({
-      maxConcurrent: 4,
-      maxPerTenant: 1,
-      queryTimeoutMs: 30_000,
-      lightMs: 1000,
-      laneMs: 1000,
-      leaveFreeBytes: 0,
-    });
-    // Remembered as heavy: refused by a limit on both lanes.
-    const heavy = query(h, 'acme', { query: STORM });
-    await until(() => lightWorkers.calls.length === 1, 'probing');
-    lightWorkers.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
-    await until(() => general.calls.length === 1, 'moved');
-    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
-    assert.equal((await heavy).status, 422);
-    // The tenant's storm holds its general share.
-    const storm = query(h, 'acme', { query: STORM });
-    await until(() => general.calls.length === 2, 'the storm holding the tenant share');
-    assert.equal((await query(h, 'acme', { query: STORM })).json.error.kind, 'query_tenant_busy');
-    // A light query holds the light permit; a query never seen before arrives.
-    const light = query(h, 'acme', { query: DASHBOARD });
-    await until(() => lightWorkers.calls.length === 2, 'a probe holding the light permit');
-    const unknown = tracked(query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` }));
-    await until(() => h.lightGate?.queueDepth() === 1, 'waiting on the light lane, not refused');
-    assert.equal(unknown.done, false);
-    lightWorkers.calls[1]?.finish();
-    await until(() => lightWorkers.calls.length === 3, 'its turn on the light lane');
-    lightWorkers.calls[2]?.finish();
-    assert.deepEqual([(await light).status, (await unknown.promise).status], [200, 200]);
-    general.calls[1]?.finish();
-    assert.equal((await storm).status, 200);
-    assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
+    const fallback = query(h, 'acme', { query: DASHBOARD });
+    await until(() => general.calls.length === moved + 1, 'general while the light permit is busy');
+    lightWorkers.calls[light - 1]?.finish();
+    general.calls[moved]?.finish();
+    assert.deepEqual([(await probing).status, (await fallback).status], [200, 200]);
   });
 
   test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuery } from '@sluice/query';
-import { createQueryCosts, queryFingerprint } from './query-costs.js';
+import { LIGHT_SLOW_RUNS_TOLERATED, createQueryCosts, queryFingerprint } from './query-costs.js';
 
 const NOW = 1_780_272_000_000_000_000n;
 
@@ -36,21 +36,38 @@ describe('query fingerprints', () => {
 describe('query costs', () => {
   const costs = () => createQueryCosts({ lightMs: 1000, lightBytes: 1000, maxEntries: 2 });
 
-  test('unknown may probe; light after a fast, small, unrefused run; probe after a run that was only slow; general after a big or refused one', () => {
-    const c = costs();
+  test('unknown may probe; light after a fast, small, unrefused run; general after a big or refused one; slow and never light may probe', () => {
+    const c = createQueryCosts({ lightMs: 1000, lightBytes: 1000 });
     assert.equal(c.laneOf('a'), 'probe');
     c.record('a', { ms: 10, peakBytes: 10, refused: false });
     assert.equal(c.laneOf('a'), 'light');
     c.record('a', { ms: 999, peakBytes: 1000, refused: false });
     assert.equal(c.laneOf('a'), 'light', 'at the bounds, still light');
-    c.record('a', { ms: 1000, peakBytes: 10, refused: false });
-    assert.equal(c.laneOf('a'), 'probe', 'a run that reached light_query_ms is not light, but may probe again');
-    c.record('a', { ms: 10, peakBytes: 10, refused: false });
-    assert.equal(c.laneOf('a'), 'light', 'and a light run makes it light again');
     c.record('a', { ms: 10, peakBytes: 1001, refused: false });
     assert.equal(c.laneOf('a'), 'general');
     c.record('a', { ms: 10, peakBytes: 10, refused: true });
     assert.equal(c.laneOf('a'), 'general');
+    c.record('s', { ms: 5000, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('s'), 'probe', 'slow on its first run: never light, may probe');
+    c.record('s', { ms: 5000, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('s'), 'probe', 'and stays so while slow');
+  });
+
+  test(`a light query keeps the light lane through ${LIGHT_SLOW_RUNS_TOLERATED} slow runs in a row, then may only probe; a light run resets the count`, () => {
+    const c = createQueryCosts({ lightMs: 1000, lightBytes: 1000 });
+    c.record('p', { ms: 10, peakBytes: 10, refused: false });
+    for (let i = 1; i <= LIGHT_SLOW_RUNS_TOLERATED; i++) {
+      c.record('p', { ms: 1000, peakBytes: 10, refused: false });
+      assert.equal(c.laneOf('p'), 'light', `slow run ${i}: still light`);
+    }
+    c.record('p', { ms: 1000, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('p'), 'probe', 'one slow run too many');
+    c.record('p', { ms: 10, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('p'), 'light', 'light again after a light run');
+    c.record('p', { ms: 1000, peakBytes: 10, refused: false });
+    assert.equal(c.laneOf('p'), 'light', 'the count started again');
+    c.record('p', { ms: 1000, peakBytes: 10, refused: true });
+    assert.equal(c.laneOf('p'), 'general', 'a refusal is never tolerated');
   });
 
   test('bounded: the least recently used fingerprint is forgotten first', () => {

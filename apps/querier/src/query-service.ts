@@ -28,7 +28,7 @@ import {
   type MemoryPool,
 } from '@sluice/limits';
 import type { QueryError } from './query-error.js';
-import { queryFingerprint, type QueryCosts, type QueryLane } from './query-costs.js';
+import { queryFingerprint, type QueryCosts, type QueryLane, type RunCost } from './query-costs.js';
 import type { JobResult, WorkerPool } from './worker-pool.js';
 import type { QueryJobKind } from './worker-protocol.js';
 
@@ -142,6 +142,8 @@ interface AttemptContext {
   readonly fingerprint: string | null;
   /** Execution time already spent on an earlier attempt (a probe moved off the light lane); part of the cost. */
   spentMs: number;
+  /** The cost of a light-lane run that was moved, until the request's general run records its own. */
+  movedCost: RunCost | null;
   /** Another query executed beside an earlier attempt (the deadline's 422/503 rule looks at the whole request). */
   overlapped: boolean;
 }
@@ -188,19 +190,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         finish,
         fingerprint,
         spentMs: 0,
+        movedCost: null,
         overlapped: false,
       };
       if (light !== undefined && fingerprint !== null) {
-        // Light: the light lane (it may queue there). Unknown (or only slow last time): a probe run on the light
-        // lane, so it can prove itself light, when a light permit is free right now — or when the general lane
-        // cannot admit it at once either (every permit held, or its tenant at its share): under a storm that
-        // lane would make it wait behind heavy queries or refuse it, while a light permit is at most
-        // light_query_ms away. A light-lane run that outgrows the lane (light_query_ms) is moved to the general
-        // lane. One probe per fingerprint at a time: twelve copies of an unknown heavy query arriving together
-        // would otherwise take every light permit for light_query_ms each.
+        // Light: the light lane (it may queue there). Unknown, or slow and never light: a probe run on the light
+        // lane, only when a light permit is free right now, so it can prove itself light without waiting there
+        // (queueing would let a storm's slow queries hold light permits one after another). A light-lane run
+        // that outgrows the lane (light_query_ms) is moved to the general lane. One probe per fingerprint at a
+        // time: twelve copies of an unknown heavy query arriving together would otherwise take every light
+        // permit for light_query_ms each.
         const choice = light.costs.laneOf(fingerprint);
         const free = light.gate.admitsAtOnce(tenant);
-        const probe = choice === 'probe' && !probing.has(fingerprint) && (free || !gate.admitsAtOnce(tenant));
+        const probe = choice === 'probe' && free && !probing.has(fingerprint);
         if (choice === 'light' || probe) {
           if (probe) probing.add(fingerprint);
           let outcome: ServiceOutcome | 'moved';
@@ -213,6 +215,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         }
       }
       const outcome = await attempt(context, 'general');
+      if (context.movedCost !== null && light !== undefined && fingerprint !== null)
+        light.costs.record(fingerprint, context.movedCost);
       return outcome === 'moved'
         ? { status: 'error', error: { kind: 'internal', message: 'internal error' } }
         : outcome;
@@ -288,13 +292,25 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     // A run the client abandoned says nothing about its cost; every other outcome does.
     const abandoned = result?.status === 'cancelled' && stoppedBy === 'client';
     if (light !== undefined && fingerprint !== null && execution !== null && !abandoned) {
-      light.costs.record(fingerprint, {
+      const cost: RunCost = {
         ms: context.spentMs + now() - executionStarted,
         peakBytes: result !== null && result.status !== 'cancelled' ? (result.peakBytes ?? 0) : 0,
         // Stopped at its deadline counts as refused; stopped for outgrowing the light lane is only slow.
         refused:
           result === null || result.status === 'error' || (result.status === 'cancelled' && stoppedBy === 'deadline'),
-      });
+      };
+      const movedOff =
+        onLight &&
+        result !== null &&
+        ((result.status === 'cancelled' && stoppedBy === 'lane') ||
+          (result.status === 'error' && result.error.kind === 'query_memory_limit'));
+      // One request is one run for the lane memory: a run moved off the light lane is recorded by its general
+      // run (which counts both), or by run() when that never executes.
+      if (movedOff) context.movedCost = cost;
+      else {
+        light.costs.record(fingerprint, cost);
+        context.movedCost = null;
+      }
     }
     if (result === null) {
       pool.releaseQuery(id);

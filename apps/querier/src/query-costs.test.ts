@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuery } from '@sluice/query';
-import { LIGHT_SLOW_RUNS_TOLERATED, createQueryCosts, queryFingerprint } from './query-costs.js';
+import { createQueryCosts, queryFingerprint } from './query-costs.js';
 
 const NOW = 1_780_272_000_000_000_000n;
 
@@ -53,10 +53,10 @@ describe('query costs', () => {
     assert.equal(c.laneOf('s'), 'probe', 'and stays so while slow');
   });
 
-  test(`a light query keeps the light lane through ${LIGHT_SLOW_RUNS_TOLERATED} slow runs in a row, then may only probe; a light run resets the count`, () => {
+  test('a light query keeps the light lane through 2 slow runs in a row, then may only probe; a light run resets the count', () => {
     const c = createQueryCosts({ lightMs: 1000, lightBytes: 1000 });
     c.record('p', { ms: 10, peakBytes: 10, refused: false });
-    for (let i = 1; i <= LIGHT_SLOW_RUNS_TOLERATED; i++) {
+    for (let i = 1; i <= 2; i++) {
       c.record('p', { ms: 1000, peakBytes: 10, refused: false });
       assert.equal(c.laneOf('p'), 'light', `slow run ${i}: still light`);
     }

@@ -13,11 +13,15 @@ export interface ByteRangeSource {
   read(start: number, endExclusive: number): Promise<Uint8Array>;
 }
 
-/** A source over `key` in `store`, whose size the caller already knows (from a listing or `head`). */
-export function sourceFromStore(store: ObjectStore, key: string, size: number): ByteRangeSource {
+/**
+ * A source over `key` in `store`, whose size the caller already knows (from a listing or `head`). Every read
+ * passes `signal` on, so a query's storage waits end at its deadline instead of outliving it.
+ */
+export function sourceFromStore(store: ObjectStore, key: string, size: number, signal?: AbortSignal): ByteRangeSource {
+  const opts = signal !== undefined ? { signal } : undefined;
   return {
     byteLength: size,
-    read: (start, endExclusive) => store.getRange(key, start, endExclusive),
+    read: (start, endExclusive) => store.getRange(key, start, endExclusive, opts),
   };
 }
 

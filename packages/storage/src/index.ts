@@ -4,6 +4,7 @@
  * schemas, the writer and the row-group-at-a-time reader over byte ranges.
  */
 export type {
+  CallOptions,
   ConditionalPutResult,
   ListEntry,
   ListOptions,
@@ -13,11 +14,25 @@ export type {
   PutOptions,
   VersionedObject,
 } from './object-store.js';
-export { InvalidKeyError, ObjectNotFoundError, TMP_MARKER, assertValidKey, compareKeys } from './object-store.js';
+export {
+  InvalidKeyError,
+  ObjectNotFoundError,
+  TMP_MARKER,
+  TruncatedBodyError,
+  assertValidKey,
+  compareKeys,
+} from './object-store.js';
 export type { LocalObjectStoreOptions } from './local-object-store.js';
 export { createLocalObjectStore } from './local-object-store.js';
 export type { S3ObjectStore, S3ObjectStoreOptions } from './s3-object-store.js';
 export { createS3ObjectStore } from './s3-object-store.js';
+export type {
+  ResiliencePolicy,
+  ResilientObjectStore,
+  RetryTimers,
+  StorageRetryEvent,
+} from './resilient-object-store.js';
+export { createResilientObjectStore } from './resilient-object-store.js';
 export type { DataKeyParts } from './keys.js';
 export {
   auditFileKey,
@@ -79,7 +94,7 @@ export type {
 export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
 export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
-export type { StorageSection, StorageSettings } from './object-store-settings.js';
-export { createObjectStore, storageSettingsFrom } from './object-store-settings.js';
+export type { ObjectStoreHooks, StorageSection, StorageSettings } from './object-store-settings.js';
+export { createObjectStore, storageCallPolicy, storageSettingsFrom } from './object-store-settings.js';
 export type { CorruptReason, StorageOperation, UnavailableReason } from './storage-errors.js';
 export { StorageCorruptError, StorageUnavailableError } from './storage-errors.js';

@@ -26,6 +26,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyedMutex } from './keyed-mutex.js';
 import type {
+  CallOptions,
   ConditionalPutResult,
   ListEntry,
   ListOptions,
@@ -220,10 +221,13 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<Uint8Array | null> {
+  async get(key: string, opts?: CallOptions): Promise<Uint8Array | null> {
     const path = this.pathOf(key);
+    const signal = opts?.signal;
+    signal?.throwIfAborted();
     try {
-      const buf = await readFile(path);
+      const buf = await readFile(path, signal !== undefined ? { signal } : {});
+      signal?.throwIfAborted();
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     } catch (e) {
       if (MISSING.has(errCode(e) ?? '')) return null;
@@ -231,8 +235,10 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async getVersioned(key: string): Promise<VersionedObject | null> {
+  async getVersioned(key: string, opts?: CallOptions): Promise<VersionedObject | null> {
     const path = this.pathOf(key);
+    const signal = opts?.signal;
+    signal?.throwIfAborted();
     let handle;
     try {
       handle = await open(path, 'r');
@@ -242,9 +248,11 @@ class LocalObjectStore implements ObjectStore {
     }
     try {
       // One open file: the ETag and the bytes describe the same inode even if the key is replaced meanwhile.
+      signal?.throwIfAborted();
       const st = await handle.stat({ bigint: true });
       if (!st.isFile()) return null;
-      const buf = await handle.readFile();
+      const buf = await handle.readFile(signal !== undefined ? { signal } : {});
+      signal?.throwIfAborted();
       return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), etag: etagOf(st) };
     } catch (e) {
       if (MISSING.has(errCode(e) ?? '')) return null;
@@ -254,8 +262,10 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async getRange(key: string, start: number, endExclusive: number): Promise<Uint8Array> {
+  async getRange(key: string, start: number, endExclusive: number, opts?: CallOptions): Promise<Uint8Array> {
     const path = this.pathOf(key);
+    const signal = opts?.signal;
+    signal?.throwIfAborted();
     let handle;
     try {
       handle = await open(path, 'r');
@@ -270,20 +280,24 @@ class LocalObjectStore implements ObjectStore {
       const out = new Uint8Array(endExclusive - start);
       let off = 0;
       while (off < out.length) {
+        signal?.throwIfAborted();
         const { bytesRead } = await handle.read(out, off, out.length - off, start + off);
         if (bytesRead === 0) throw new Error(`short read on ${key}`);
         off += bytesRead;
       }
+      signal?.throwIfAborted();
       return out;
     } finally {
       await handle.close();
     }
   }
 
-  async head(key: string): Promise<ObjectHead | null> {
+  async head(key: string, opts?: CallOptions): Promise<ObjectHead | null> {
     const path = this.pathOf(key);
+    opts?.signal?.throwIfAborted();
     try {
       const st = await stat(path, { bigint: true });
+      opts?.signal?.throwIfAborted();
       if (!st.isFile()) return null;
       return { size: Number(st.size), etag: etagOf(st) };
     } catch (e) {
@@ -292,8 +306,9 @@ class LocalObjectStore implements ObjectStore {
     }
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, opts?: CallOptions): Promise<void> {
     const path = this.pathOf(key);
+    opts?.signal?.throwIfAborted();
     try {
       await unlink(path);
     } catch (e) {

@@ -26,6 +26,15 @@ export interface PutOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Options of one read or delete ({@link ObjectStore.get}, `getVersioned`, `getRange`, `head`, `delete`).
+ * Aborting `signal` makes the call reject with the signal's reason as soon as the backend lets go (S3: the request
+ * is cancelled; local: between and, where the file system allows it, during its file-system calls).
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
 /** Result of {@link ObjectStore.head}. */
 export interface ObjectHead {
   readonly size: number;
@@ -75,20 +84,21 @@ export interface ObjectStore {
     opts?: PutOptions,
   ): Promise<ConditionalPutResult>;
   /** The whole object, or `null` when it does not exist. */
-  get(key: string): Promise<Uint8Array | null>;
+  get(key: string, opts?: CallOptions): Promise<Uint8Array | null>;
   /** The whole object and the ETag of exactly those bytes (read in one request / from one open file), or `null`. */
-  getVersioned(key: string): Promise<VersionedObject | null>;
+  getVersioned(key: string, opts?: CallOptions): Promise<VersionedObject | null>;
   /**
    * Bytes `[start, endExclusive)` of an existing object. Throws {@link ObjectNotFoundError} if the key does not
-   * exist and `RangeError` if the range is not within the object.
+   * exist, `RangeError` if the range is not within the object and {@link TruncatedBodyError} if the backend
+   * answered with fewer bytes than the range holds.
    */
-  getRange(key: string, start: number, endExclusive: number): Promise<Uint8Array>;
+  getRange(key: string, start: number, endExclusive: number, opts?: CallOptions): Promise<Uint8Array>;
   /** Size (and ETag where the backend has one), or `null` when the object does not exist. */
-  head(key: string): Promise<ObjectHead | null>;
+  head(key: string, opts?: CallOptions): Promise<ObjectHead | null>;
   /** Streams entries in lexicographic order, fetching lazily. */
   list(options: ListOptions): AsyncIterable<ListEntry>;
   /** Removes the object; deleting a missing key is not an error. */
-  delete(key: string): Promise<void>;
+  delete(key: string, opts?: CallOptions): Promise<void>;
 }
 
 /** Thrown by {@link ObjectStore.getRange} when the key does not exist. */
@@ -96,6 +106,23 @@ export class ObjectNotFoundError extends Error {
   override readonly name = 'ObjectNotFoundError';
   constructor(readonly key: string) {
     super(`object not found: ${key}`);
+  }
+}
+
+/**
+ * Thrown when an answer's body is shorter than the server announced (Content-Length) or than the range asked
+ * for: the connection ended early. Unlike a `RangeError` (a range outside the object) it is worth trying again.
+ */
+export class TruncatedBodyError extends Error {
+  override readonly name = 'TruncatedBodyError';
+  constructor(
+    readonly key: string,
+    /** Bytes announced or asked for. */
+    readonly expectedBytes: number,
+    /** Bytes received. */
+    readonly receivedBytes: number,
+  ) {
+    super(`truncated answer for ${key}: ${receivedBytes} of ${expectedBytes} bytes`);
   }
 }
 

@@ -6,6 +6,8 @@
  * (`ObjectStore.putConditional`), so a reader sees the whole old set or the whole new set.
  */
 
+import type { CorruptReason } from './storage-errors.js';
+
 /** File name of a partition manifest, next to the partition's data files. */
 export const MANIFEST_FILE_NAME = 'manifest.json';
 
@@ -20,9 +22,23 @@ export interface PartitionManifest {
   readonly files: readonly string[];
 }
 
+/**
+ * Why a manifest was refused: `manifest_invalid` (too large, not UTF-8 JSON, not an object, no valid generation, no
+ * file list, a name that is not a string or is listed twice) or `manifest_foreign_name` (it names anything but a
+ * bare partition-local `.parquet` file: a path, `..`, another extension). The same tokens as {@link CorruptReason}.
+ */
+export type ManifestFormatReason = Extract<CorruptReason, 'manifest_invalid' | 'manifest_foreign_name'>;
+
 /** Thrown by {@link parsePartitionManifest} for a manifest that violates the format. */
 export class ManifestFormatError extends Error {
   override readonly name = 'ManifestFormatError';
+  constructor(
+    message: string,
+    /** Machine-readable: a foreign name is told from an unparsable manifest without reading the message. */
+    readonly reason: ManifestFormatReason = 'manifest_invalid',
+  ) {
+    super(message);
+  }
 }
 
 const FILE_NAME_RE = /^[a-z0-9][a-z0-9._-]*\.parquet$/;
@@ -54,14 +70,19 @@ export function parsePartitionManifest(bytes: Uint8Array): PartitionManifest {
     throw new ManifestFormatError('manifest is not an object');
   const generation = 'generation' in value ? value.generation : undefined;
   const files = 'files' in value ? value.files : undefined;
+  // Above 2^53 − 1 a JSON number is no longer exact: two generations could compare equal, so it is refused.
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
-    throw new ManifestFormatError('manifest generation is not a non-negative integer');
+    throw new ManifestFormatError('manifest generation is not a non-negative integer of at most 2^53 - 1');
   }
   if (!Array.isArray(files)) throw new ManifestFormatError('manifest files is not an array');
   const seen = new Set<string>();
   for (const f of files) {
-    if (typeof f !== 'string' || !isManifestFileName(f))
-      throw new ManifestFormatError(`manifest lists an invalid file name ${JSON.stringify(f)}`);
+    if (typeof f !== 'string') throw new ManifestFormatError('manifest lists a non-string file name');
+    if (!isManifestFileName(f))
+      throw new ManifestFormatError(
+        `manifest lists an invalid file name ${JSON.stringify(f)}`,
+        'manifest_foreign_name',
+      );
     if (seen.has(f)) throw new ManifestFormatError(`manifest lists ${f} twice`);
     seen.add(f);
   }

@@ -5,6 +5,10 @@
  * Conditional puts send `If-None-Match: *` / `If-Match: <etag>`; 412 PreconditionFailed, 409
  * ConditionalRequestConflict (a concurrent conditional write won) and, for `If-Match`, 404 (no such key) map to
  * `{status:'conflict'}`. s3rver ignores both headers (tests wrap it in `createCasEnforcingStore`).
+ *
+ * The client makes one attempt per call (`maxAttempts: 1`): retries belong to `createResilientObjectStore`, which
+ * `createObjectStore` wraps around this store, so attempts are never multiplied. The HTTP handler still bounds the
+ * connect and the wait for the answer's headers; a body shorter than announced is a {@link TruncatedBodyError}.
  */
 import {
   DeleteObjectCommand,
@@ -14,7 +18,9 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type {
+  CallOptions,
   ConditionalPutResult,
   ListEntry,
   ListOptions,
@@ -24,7 +30,7 @@ import type {
   PutOptions,
   VersionedObject,
 } from './object-store.js';
-import { ObjectNotFoundError, assertRange, assertValidKey, compareKeys } from './object-store.js';
+import { ObjectNotFoundError, TruncatedBodyError, assertRange, assertValidKey, compareKeys } from './object-store.js';
 
 /** Options for {@link createS3ObjectStore} (mirrors the `storage.s3` config block). */
 export interface S3ObjectStoreOptions {
@@ -39,6 +45,10 @@ export interface S3ObjectStoreOptions {
   readonly forcePathStyle: boolean;
   /** Keys per ListObjectsV2 page (1..1000, default 1000). */
   readonly listPageSize?: number;
+  /** Longest wait for a connection, in ms (default 3,000; 0 = none). */
+  readonly connectTimeoutMs?: number;
+  /** Longest wait from sending a request to its answer's headers, in ms (default 10,000; 0 = none). */
+  readonly requestTimeoutMs?: number;
 }
 
 /** An S3-backed store; `client` is exposed so callers can add SDK middleware (metrics, tests). */
@@ -71,6 +81,17 @@ function isConditionConflict(e: unknown): boolean {
   return name === 'PreconditionFailed' || name === 'ConditionalRequestConflict' || status === 412 || status === 409;
 }
 
+/** Per-call SDK options carrying the caller's signal. */
+function sendOptions(opts: CallOptions | undefined): { abortSignal?: AbortSignal } {
+  return opts?.signal !== undefined ? { abortSignal: opts.signal } : {};
+}
+
+/** Throws {@link TruncatedBodyError} when a whole-object answer holds fewer bytes than its Content-Length. */
+function assertWholeBody(key: string, bytes: Uint8Array, contentLength: number | undefined): void {
+  if (contentLength !== undefined && bytes.byteLength < contentLength)
+    throw new TruncatedBodyError(key, contentLength, bytes.byteLength);
+}
+
 function normalizePrefix(prefix: string): string {
   const p = prefix.replace(/^\/+/, '');
   return p === '' || p.endsWith('/') ? p : `${p}/`;
@@ -96,6 +117,14 @@ class S3Store implements S3ObjectStore {
       // S3-compatible servers often reject the SDK's default flexible checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // The resilient wrapper owns retries; SDK retries inside it would multiply attempts and outlast its timeout.
+      maxAttempts: 1,
+      requestHandler: new NodeHttpHandler({
+        connectionTimeout: o.connectTimeoutMs ?? 3_000,
+        requestTimeout: o.requestTimeoutMs ?? 10_000,
+        // Without it a request over its timeout only logs a warning and keeps waiting.
+        throwOnRequestTimeout: true,
+      }),
     });
   }
 
@@ -145,12 +174,14 @@ class S3Store implements S3ObjectStore {
     }
   }
 
-  async getVersioned(key: string): Promise<VersionedObject | null> {
+  async getVersioned(key: string, opts?: CallOptions): Promise<VersionedObject | null> {
     const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), sendOptions(opts));
       if (res.ETag === undefined) throw new Error(`GET of ${key} returned no ETag`);
       const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      assertWholeBody(key, bytes, res.ContentLength);
       return { bytes, etag: res.ETag };
     } catch (e) {
       if (isNotFound(e)) return null;
@@ -158,22 +189,26 @@ class S3Store implements S3ObjectStore {
     }
   }
 
-  async get(key: string): Promise<Uint8Array | null> {
+  async get(key: string, opts?: CallOptions): Promise<Uint8Array | null> {
     const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
-      return res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }), sendOptions(opts));
+      const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      assertWholeBody(key, bytes, res.ContentLength);
+      return bytes;
     } catch (e) {
       if (isNotFound(e)) return null;
       throw e;
     }
   }
 
-  async getRange(key: string, start: number, endExclusive: number): Promise<Uint8Array> {
+  async getRange(key: string, start: number, endExclusive: number, opts?: CallOptions): Promise<Uint8Array> {
     const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
     if (endExclusive === start) {
       // HTTP has no empty range: check existence and bounds with a HEAD.
-      const h = await this.head(key);
+      const h = await this.head(key, opts);
       if (h === null) throw new ObjectNotFoundError(key);
       assertRange(start, endExclusive, h.size);
       return new Uint8Array(0);
@@ -183,11 +218,12 @@ class S3Store implements S3ObjectStore {
     try {
       res = await this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key, Range: `bytes=${start}-${endExclusive - 1}` }),
+        sendOptions(opts),
       );
     } catch (e) {
       if (isNotFound(e)) throw new ObjectNotFoundError(key);
       if (httpStatus(e) === 416) {
-        const h = await this.head(key);
+        const h = await this.head(key, opts);
         if (h === null) throw new ObjectNotFoundError(key);
         assertRange(start, endExclusive, h.size);
       }
@@ -201,16 +237,18 @@ class S3Store implements S3ObjectStore {
       // s3rver 3.7 reads `bytes=0-0` as "from 0 to the end"; keep the requested prefix.
       bytes = bytes.subarray(0, endExclusive - start);
     }
-    if (bytes.byteLength !== endExclusive - start) {
-      throw new RangeError(`range [${start}, ${endExclusive}) of ${key}: server returned ${bytes.byteLength} bytes`);
-    }
+    if (Number(cr[1]) !== start) throw new Error(`range GET of ${key} answered a different range`);
+    // The range lies within the object (checked above), so fewer bytes means the answer was cut short.
+    if (bytes.byteLength < endExclusive - start)
+      throw new TruncatedBodyError(key, endExclusive - start, bytes.byteLength);
     return bytes;
   }
 
-  async head(key: string): Promise<ObjectHead | null> {
+  async head(key: string, opts?: CallOptions): Promise<ObjectHead | null> {
     const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
     try {
-      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }));
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), sendOptions(opts));
       return { size: res.ContentLength ?? 0, ...(res.ETag !== undefined ? { etag: res.ETag } : {}) };
     } catch (e) {
       if (isNotFound(e)) return null;
@@ -218,10 +256,11 @@ class S3Store implements S3ObjectStore {
     }
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, opts?: CallOptions): Promise<void> {
     const Key = this.full(key);
+    opts?.signal?.throwIfAborted();
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key }));
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key }), sendOptions(opts));
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import {
   createLocalObjectStore,
+  createResilientObjectStore,
   createS3ObjectStore,
   decodeLogRows,
   LOG_COLUMN_NAMES,
@@ -30,15 +31,19 @@ export type StoredRowView = StoredLogRow;
 export function storeFor(location: StoreLocation): ObjectStore {
   if (location.backend === 'local') return createLocalObjectStore({ root: location.root });
   const s3 = location.s3;
-  return createS3ObjectStore({
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    prefix: '',
-    accessKeyId: s3.accessKeyId,
-    secretAccessKey: s3.secretAccessKey,
-    forcePathStyle: true,
-  });
+  // Through the same bounded, retrying wrapper as the gateway: s3rver answers 500 now and then under load.
+  return createResilientObjectStore(
+    createS3ObjectStore({
+      bucket: s3.bucket,
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      prefix: '',
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+      forcePathStyle: true,
+    }),
+    { requestTimeoutMs: 30_000, maxAttempts: 6, retryBaseMs: 100, retryMaxMs: 1000 },
+  );
 }
 
 /** Every key in the store (data, audit, anything else). */

@@ -24,17 +24,17 @@ export function createCasEnforcingStore(inner: ObjectStore): ObjectStore {
     put: (key, bytes, opts) => mutex.run(key, () => inner.put(key, bytes, opts)),
     putConditional: (key, bytes, condition, opts) =>
       mutex.run(key, async (): Promise<ConditionalPutResult> => {
-        const current = await inner.head(key);
+        const current = await inner.head(key, opts);
         const holds =
           'ifMatch' in condition ? current !== null && current.etag === condition.ifMatch : current === null;
         if (!holds) return { status: 'conflict' };
         return inner.putConditional(key, bytes, condition, opts);
       }),
-    get: (key) => inner.get(key),
-    getVersioned: (key) => inner.getVersioned(key),
-    getRange: (key, start, endExclusive) => inner.getRange(key, start, endExclusive),
-    head: (key) => inner.head(key),
+    get: (key, opts) => inner.get(key, opts),
+    getVersioned: (key, opts) => inner.getVersioned(key, opts),
+    getRange: (key, start, endExclusive, opts) => inner.getRange(key, start, endExclusive, opts),
+    head: (key, opts) => inner.head(key, opts),
     list: (options) => inner.list(options),
-    delete: (key) => mutex.run(key, () => inner.delete(key)),
+    delete: (key, opts) => mutex.run(key, () => inner.delete(key, opts)),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * @module @sluice/storage/testing
- * Test helpers for other packages: the object-store contract suite, an s3rver harness and realistic sample rows.
+ * Test helpers for other packages: the object-store contract suite, an s3rver harness, realistic sample rows and a
+ * fault-injecting store wrapper.
  * (The fast-check arbitraries stay internal: fast-check is only a dev dependency.)
  */
 export type { ContractSubject } from './object-store-contract.js';
@@ -9,3 +10,5 @@ export type { S3rverHandle } from './s3rver-harness.js';
 export { startS3rver } from './s3rver-harness.js';
 export { prng, sampleRows } from './sample-rows.js';
 export { createCasEnforcingStore } from './cas-enforcing-store.js';
+export type { Fault, FaultController, FaultScope, FaultyCall } from './faulty-object-store.js';
+export { createFaultyObjectStore } from './faulty-object-store.js';

@@ -151,25 +151,6 @@ export const SLUICE_STORAGE_SEEN_BY_VALUE_COMPACTOR = 'compactor';
 /** Values {@link ATTR_SLUICE_STORAGE_SEEN_BY} may take. */
 export type SluiceStorageSeenByValue = 'querier' | 'compactor';
 
-/** `sluice.storage.operation` (enum): The object-store call an attempt belonged to. */
-export const ATTR_SLUICE_STORAGE_OPERATION = 'sluice.storage.operation';
-/** Value `put` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A whole-object write. */
-export const SLUICE_STORAGE_OPERATION_VALUE_PUT = 'put';
-/** Value `put_conditional` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A compare-and-swap write (manifests). */
-export const SLUICE_STORAGE_OPERATION_VALUE_PUT_CONDITIONAL = 'put_conditional';
-/** Value `get` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A whole-object read. */
-export const SLUICE_STORAGE_OPERATION_VALUE_GET = 'get';
-/** Value `get_range` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A byte-range read. */
-export const SLUICE_STORAGE_OPERATION_VALUE_GET_RANGE = 'get_range';
-/** Value `head` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A size/ETag lookup. */
-export const SLUICE_STORAGE_OPERATION_VALUE_HEAD = 'head';
-/** Value `list` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A listing page. */
-export const SLUICE_STORAGE_OPERATION_VALUE_LIST = 'list';
-/** Value `delete` of {@link ATTR_SLUICE_STORAGE_OPERATION}: A delete. */
-export const SLUICE_STORAGE_OPERATION_VALUE_DELETE = 'delete';
-/** Values {@link ATTR_SLUICE_STORAGE_OPERATION} may take. */
-export type SluiceStorageOperationValue = 'put' | 'put_conditional' | 'get' | 'get_range' | 'head' | 'list' | 'delete';
-
 // ---- Metrics ----
 
 /** `sluice.ingest.records` (counter, `{record}`): Log records received in OTLP exports, accepted or refused (refused ones carry error.type). */
@@ -360,14 +341,6 @@ export type SluiceStorageCorruptObjectsAttributes = {
   readonly [ATTR_SLUICE_STORAGE_CORRUPT_REASON]: SluiceStorageCorruptReasonValue;
   /** required */
   readonly [ATTR_SLUICE_STORAGE_SEEN_BY]: SluiceStorageSeenByValue;
-};
-
-/** `sluice.storage.retries` (counter, `{attempt}`): Object-store call attempts that failed transiently (timeout, reset connection, truncated body, 5xx/429) and were tried again. */
-export const METRIC_SLUICE_STORAGE_RETRIES = 'sluice.storage.retries';
-/** Attributes a {@link METRIC_SLUICE_STORAGE_RETRIES} data point may carry; only `required` ones are mandatory. */
-export type SluiceStorageRetriesAttributes = {
-  /** required */
-  readonly [ATTR_SLUICE_STORAGE_OPERATION]: SluiceStorageOperationValue;
 };
 
 // ---- Tables ----
@@ -618,15 +591,6 @@ export const METRICS = {
       { name: ATTR_SLUICE_STORAGE_SEEN_BY, requirement: 'required' },
     ],
   },
-  [METRIC_SLUICE_STORAGE_RETRIES]: {
-    name: METRIC_SLUICE_STORAGE_RETRIES,
-    instrument: 'counter',
-    unit: '{attempt}',
-    description: 'Object-store call attempts that failed transiently (timeout, reset connection, truncated body, 5xx/429) and were tried again.',
-    attributes: [
-      { name: ATTR_SLUICE_STORAGE_OPERATION, requirement: 'required' },
-    ],
-  },
 } as const satisfies Readonly<Record<string, MetricDefinition>>;
 
 /** Name of any registry metric. */
@@ -660,7 +624,6 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_COMPACTION_DURATION]: SluiceCompactionDurationAttributes;
   readonly [METRIC_SLUICE_COMPACTION_FILES_DELETED]: SluiceCompactionFilesDeletedAttributes;
   readonly [METRIC_SLUICE_STORAGE_CORRUPT_OBJECTS]: SluiceStorageCorruptObjectsAttributes;
-  readonly [METRIC_SLUICE_STORAGE_RETRIES]: SluiceStorageRetriesAttributes;
 }
 
 /** One registry attribute. */
@@ -758,13 +721,6 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'Which role met a corrupt object.',
     values: [SLUICE_STORAGE_SEEN_BY_VALUE_QUERIER, SLUICE_STORAGE_SEEN_BY_VALUE_COMPACTOR],
-    open: false,
-  },
-  [ATTR_SLUICE_STORAGE_OPERATION]: {
-    name: ATTR_SLUICE_STORAGE_OPERATION,
-    type: 'enum',
-    description: 'The object-store call an attempt belonged to.',
-    values: [SLUICE_STORAGE_OPERATION_VALUE_PUT, SLUICE_STORAGE_OPERATION_VALUE_PUT_CONDITIONAL, SLUICE_STORAGE_OPERATION_VALUE_GET, SLUICE_STORAGE_OPERATION_VALUE_GET_RANGE, SLUICE_STORAGE_OPERATION_VALUE_HEAD, SLUICE_STORAGE_OPERATION_VALUE_LIST, SLUICE_STORAGE_OPERATION_VALUE_DELETE],
     open: false,
   },
 } as const satisfies Readonly<Record<string, AttributeDefinition>>;

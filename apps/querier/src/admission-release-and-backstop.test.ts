@@ -201,10 +201,11 @@ function harness(o: HarnessOptions = {}): Harness {
       ...(o.onWorkerDeath ? { onWorkerDeath: o.onWorkerDeath } : {}),
       data: {
         pool: pool.shared,
-        storage: { backend: 'local', root: dir },
+        storage: { backend: 'local', root: dir, requestTimeoutMs: 0 },
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
+        onCorruptObject: 'fail',
         maxQueryBytes: o.maxQueryBytes ?? o.poolBytes ?? 64 << 20,
         limits: {
           defaultRows: 1000,

@@ -5,6 +5,7 @@
  */
 import { assertNever } from '@sluice/core';
 import { limitErrorStatus, type LimitErrorDetails, type LimitErrorKind } from '@sluice/limits';
+import type { CorruptReason, StorageOperation, UnavailableReason } from '@sluice/storage';
 
 /** The `kind` of an error response (`{"error":{"kind","message"}}`), MCP `data.kind` and `error.type`. */
 export type QueryErrorKind =
@@ -16,19 +17,46 @@ export type QueryErrorKind =
   | 'request_too_large'
   | 'too_many_connections'
   | LimitErrorKind
+  | 'storage_unavailable'
+  | 'storage_corrupt'
   | 'internal';
 
-/** A failed query as a value. `message` is user-safe: it names the limit or the rule, never library text. */
-export interface QueryError {
-  readonly kind: QueryErrorKind;
-  readonly message: string;
-  /** For a limit rejection: the config key, what the query needed or did, the configured value. */
-  readonly details?: Pick<LimitErrorDetails, 'limit' | 'value' | 'ceiling'>;
-}
+/** The kinds that name a stored object: storage that did not answer, and an object that is not what we wrote. */
+export type StorageErrorKind = Extract<QueryErrorKind, 'storage_unavailable' | 'storage_corrupt'>;
+
+/**
+ * A failed query as a value. `message` is user-safe: it names the limit, the rule or the object, never library
+ * text. The storage kinds carry what an operator needs to find the object (the fields of the error object).
+ */
+export type QueryError =
+  | {
+      readonly kind: Exclude<QueryErrorKind, StorageErrorKind>;
+      readonly message: string;
+      /** For a limit rejection: the config key, what the query needed or did, the configured value. */
+      readonly details?: Pick<LimitErrorDetails, 'limit' | 'value' | 'ceiling'>;
+    }
+  | {
+      readonly kind: 'storage_corrupt';
+      readonly message: string;
+      /** The corrupt object (for a manifest's problem, the manifest). */
+      readonly key: string;
+      readonly reason: CorruptReason;
+    }
+  | {
+      readonly kind: 'storage_unavailable';
+      readonly message: string;
+      readonly operation: StorageOperation;
+      /** The object key or listed prefix; `null` when none applies. */
+      readonly key: string | null;
+      /** Attempts made of the call that failed (or, for a call still waiting at the deadline, the one under way). */
+      readonly attempts: number;
+      readonly reason: UnavailableReason;
+    };
 
 /**
  * HTTP status per kind: 401 no valid token, 400 bad request, 403 tenant outside the token's set, 413 body over
- * the cap, 422 "ask for less", 503 "busy, retry", 500.
+ * the cap, 422 "ask for less", 503 "busy, retry" (storage that does not answer is one more reason to retry), 500
+ * (a corrupt object fails the same way every time until an operator repairs it).
  */
 export function httpStatusFor(kind: QueryErrorKind): 400 | 401 | 403 | 413 | 422 | 500 | 503 {
   switch (kind) {
@@ -55,6 +83,9 @@ export function httpStatusFor(kind: QueryErrorKind): 400 | 401 | 403 | 413 | 422
     case 'query_tenant_busy':
       // The RFC's 422 "ask for less" / 503 "busy, retry" split has one owner: @sluice/limits.
       return limitErrorStatus(kind);
+    case 'storage_unavailable':
+      return 503;
+    case 'storage_corrupt':
     case 'internal':
       return 500;
     default:
@@ -94,6 +125,8 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
     case 'query_time_contended':
     case 'query_tenant_busy':
       return limitErrorStatus(kind) === 422 ? JSONRPC_INVALID_REQUEST : JSONRPC_INTERNAL_ERROR;
+    case 'storage_unavailable':
+    case 'storage_corrupt':
     case 'internal':
       return JSONRPC_INTERNAL_ERROR;
     default:
@@ -109,14 +142,28 @@ export function isRetryable(kind: QueryErrorKind): boolean {
 /**
  * The error object of every surface: `kind` and `message` always; `retryable` always; for a limit rejection also
  * `limit` (the config key), `value` (what the query needed or did, `null` when unknown) and `ceiling` (the
- * configured value) — docs/rejections.md.
+ * configured value); for `storage_corrupt` also `key` and `reason`; for `storage_unavailable` also `operation`,
+ * `key`, `attempts` and `reason` — docs/rejections.md. Every field after `message` is additive.
  */
 export function errorObject(error: QueryError): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: error.kind, message: error.message };
-  if (error.details !== undefined) {
-    out['limit'] = error.details.limit;
-    out['value'] = error.details.value;
-    out['ceiling'] = error.details.ceiling;
+  switch (error.kind) {
+    case 'storage_corrupt':
+      out['key'] = error.key;
+      out['reason'] = error.reason;
+      break;
+    case 'storage_unavailable':
+      out['operation'] = error.operation;
+      out['key'] = error.key;
+      out['attempts'] = error.attempts;
+      out['reason'] = error.reason;
+      break;
+    default:
+      if (error.details !== undefined) {
+        out['limit'] = error.details.limit;
+        out['value'] = error.details.value;
+        out['ceiling'] = error.details.ceiling;
+      }
   }
   out['retryable'] = isRetryable(error.kind);
   return out;

@@ -10,7 +10,9 @@
  * deadline, or when the client goes away, the job is stopped — cooperatively, else by terminating its worker —
  * and its permit and reservations are released. A deadline is classified like the memory rule: if no other query
  * executed at any moment while this one ran, the query itself is too slow (422 `query_time_limit`); otherwise it
- * may have been slowed by the others (503 `query_time_contended`).
+ * may have been slowed by the others (503 `query_time_contended`). Unless the query was waiting on failing storage
+ * when it was stopped (its worker's store retried during the query, or a call had been pending too long): then the
+ * deadline is not the query's fault, and it is 503 `storage_unavailable` (see storage-watch.ts).
  *
  * Two lanes (docs/design/query-governance.md, "Fair shares"): a query whose last run was light (fast, small, not
  * refused; see query-costs.ts) is admitted through the light lane's own permits and queue, which heavy queries
@@ -27,8 +29,11 @@ import {
   type LimitError,
   type MemoryPool,
 } from '@sluice/limits';
+import type { CorruptObjectLog } from './corrupt-object-log.js';
 import type { QueryError } from './query-error.js';
 import { queryFingerprint, type QueryCosts, type QueryLane, type RunCost } from './query-costs.js';
+import { storageStalledError } from './storage-failure-text.js';
+import { storageStall } from './storage-watch.js';
 import type { JobResult, WorkerPool } from './worker-pool.js';
 import type { QueryJobKind } from './worker-protocol.js';
 
@@ -64,6 +69,8 @@ export interface QueryServiceOptions {
   readonly pool: MemoryPool;
   readonly log: Logger;
   readonly observer?: QueryObserver;
+  /** Where the corrupt objects queries meet are logged and counted. */
+  readonly corruptObjects?: CorruptObjectLog;
   /** `querier.limits.query_timeout_ms`: the execution deadline after admission; 0 = none. Default 0. */
   readonly queryTimeoutMs?: number;
   /** Wall clock in ns (injectable for tests). */
@@ -339,9 +346,33 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       });
       return 'moved';
     }
+    // Counted once per request: a run moved off the light lane meets the same objects again on the general lane.
+    if (result.corrupt !== undefined && result.corrupt.length > 0)
+      options.corruptObjects?.met(result.corrupt, { query: id, tenant });
     if (result.status === 'cancelled' && stoppedBy === 'deadline' && deadline !== null) {
       pool.releaseQuery(id);
       permit.release();
+      // Storage that stopped answering is the operator's problem, not a reason to tell the client to ask for less.
+      const stall = storageStall(result.storage, deadline.ms);
+      if (stall !== null) {
+        const error = storageStalledError(full?.ms ?? deadline.ms, stall);
+        finish(error.kind, null);
+        log.warn('query stopped at its deadline waiting on object storage', {
+          query: id,
+          tenant,
+          kind,
+          error: error.kind,
+          lane,
+          timeout_ms: deadline.ms,
+          operation: stall.operation,
+          key: stall.key,
+          attempts: stall.attempts,
+          retries: result.storage?.retries ?? 0,
+          terminated: result.terminated === true,
+          ms: Math.round(performance.now() - started),
+        });
+        return { status: 'error', error };
+      }
       const elapsedMs = Math.round(now() - executionStarted);
       const limit: LimitError = {
         kind:

@@ -2,15 +2,18 @@
  * @module query-worker
  * A query worker thread: attaches the shared memory pool, runs one query at a time with @sluice/engine, and
  * posts the serialized response back. Any failure inside a query becomes a typed error for that query only.
+ * Every storage call of a query carries its abort signal, so a stop (deadline or client) ends its storage waits
+ * too; the store's retries and pending calls are watched, and reported the moment a stop is asked for.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
-import { attachMemoryPool, describeLimitError, limitErrorDetails, type LimitError } from '@sluice/limits';
-import { createObjectStore } from '@sluice/storage';
+import { attachMemoryPool, describeLimitError, limitErrorDetails } from '@sluice/limits';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
+import { storageCorruptError, storageUnavailableError } from './storage-failure-text.js';
+import { createStorageWatch } from './storage-watch.js';
 import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
 import { workerSeams } from './worker-seams.js';
 
@@ -21,7 +24,9 @@ function requirePort(): MessagePort {
 const port = requirePort();
 const settings = workerData as QueryWorkerData;
 const pool = attachMemoryPool(settings.pool);
-const store = workerSeams.wrapStore(createObjectStore(settings.storage));
+const watch = createStorageWatch();
+// The watch is outermost: a call held by a test seam counts as pending, as a hung call does in production.
+const store = watch.wrap(workerSeams.wrapStore(workerSeams.createStore(settings.storage, { onRetry: watch.onRetry })));
 const running = new Map<string, AbortController>();
 // Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
 setFlagsFromString('--expose-gc');
@@ -40,16 +45,19 @@ function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): Qu
     case 'invalid_query':
     case 'internal':
       return { kind: failure.kind, message: failure.message };
-    default: {
-      const limit = failure as LimitError;
-      return { kind: limit.kind, message: describeLimitError(limit), details: limitErrorDetails(limit) };
-    }
+    case 'storage_corrupt':
+      return storageCorruptError(failure.key, failure.reason);
+    case 'storage_unavailable':
+      return storageUnavailableError(failure.operation, failure.key, failure.attempts, failure.reason);
+    default:
+      return { kind: failure.kind, message: describeLimitError(failure), details: limitErrorDetails(failure) };
   }
 }
 
 async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<void> {
   const controller = new AbortController();
   running.set(message.id, controller);
+  watch.reset();
   // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself.
   const reservation = pool.createQuery(message.id, {
     maxBytes: settings.maxQueryBytes,
@@ -65,6 +73,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             reservation,
             limits: settings.limits,
             signal: controller.signal,
+            onCorruptObject: settings.onCorruptObject,
             reclaim: reclaimer.reclaim,
           })
         : await executeQuery({
@@ -77,11 +86,16 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             reservation,
             ...(message.job.rowCap !== undefined ? { rowCap: message.job.rowCap } : {}),
             signal: controller.signal,
+            onCorruptObject: settings.onCorruptObject,
             reclaim: reclaimer.reclaim,
           });
   } catch {
     // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
-    outcome = { status: 'error', error: { kind: 'internal', message: 'the query failed inside the querier' } };
+    outcome = {
+      status: 'error',
+      error: { kind: 'internal', message: 'the query failed inside the querier' },
+      corrupt: [],
+    };
   } finally {
     running.delete(message.id);
   }
@@ -100,19 +114,25 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
         rowGroupsScanned: outcome.stats.row_groups_scanned,
         rowGroupsPruned: outcome.stats.row_groups_pruned,
         peakBytes,
+        corrupt: outcome.corrupt,
       },
       [copy.buffer as ArrayBuffer],
     );
     return;
   }
   reservation.releaseAll();
-  if (outcome.error.kind === 'cancelled') post({ type: 'done', id: message.id, status: 'cancelled' });
-  else post({ type: 'done', id: message.id, status: 'error', error: toQueryError(outcome.error), peakBytes });
+  const { corrupt } = outcome;
+  if (outcome.error.kind === 'cancelled') post({ type: 'done', id: message.id, status: 'cancelled', corrupt });
+  else post({ type: 'done', id: message.id, status: 'error', error: toQueryError(outcome.error), peakBytes, corrupt });
 }
 
 port.on('message', (message: ToQueryWorker) => {
   if (message.type === 'cancel') {
-    running.get(message.id)?.abort();
+    const controller = running.get(message.id);
+    if (controller === undefined) return;
+    // Taken before the abort settles the pending calls: what the query was waiting on when the stop came.
+    post({ type: 'stopping', id: message.id, storage: watch.report() });
+    controller.abort();
     return;
   }
   void run(message).finally(collectGarbage);

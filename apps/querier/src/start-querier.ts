@@ -5,6 +5,7 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Meter } from '@opentelemetry/api';
 import { serve, type ServerType } from '@hono/node-server';
 import { splitHostPort, type QueryLimitsConfig, type SluiceConfig } from '@sluice/config';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
@@ -19,6 +20,7 @@ import {
 } from '@sluice/limits';
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
+import { createCorruptObjectLog } from './corrupt-object-log.js';
 import { createQueryApp } from './query-app.js';
 import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
@@ -34,6 +36,11 @@ export interface QuerierDeps {
   readonly connectionCap: ConnectionCap;
   readonly log: Logger;
   readonly observer?: QueryObserver;
+  /**
+   * The process's meter, for the querier's own instruments (`sluice.storage.corrupt_objects`); absent = those are
+   * not recorded.
+   */
+  readonly meter?: Meter;
   readonly version: string;
   /** Where the memory limit is read from (tests inject cgroup fixtures). */
   readonly memorySource?: MemorySource;
@@ -138,6 +145,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     query_timeout_ms: limits.queryTimeoutMs,
     max_query_memory_bytes: maxQueryBytes,
     max_concurrent_queries_per_tenant: maxPerTenant,
+    on_corrupt_object: config.querier.onCorruptObject,
   });
   deps.log.info('query worker heap limit', {
     workers: generalPermits,
@@ -153,6 +161,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     defaultWindowSecs: config.querier.defaultWindowSecs,
     maxQueryBytes: generalCeiling,
     heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
+    onCorruptObject: config.querier.onCorruptObject,
     limits: {
       defaultRows: limits.defaultRows,
       maxRows: limits.maxRows,
@@ -200,6 +209,11 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     queryTimeoutMs: limits.queryTimeoutMs,
     ...(light ? { light: light.lane } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
+    corruptObjects: createCorruptObjectLog({
+      log: deps.log,
+      policy: config.querier.onCorruptObject,
+      ...(deps.meter ? { meter: deps.meter } : {}),
+    }),
   });
   const app = createQueryApp({
     service,

@@ -11,11 +11,16 @@
  * (docs/design/query-governance.md, "Deadlines and cancellation").
  */
 import { Worker } from 'node:worker_threads';
+import type { CorruptObject } from '@sluice/engine';
 import type { MemoryPool } from '@sluice/limits';
 import type { QueryError } from './query-error.js';
+import type { StorageWaitReport } from './storage-watch.js';
 import type { FromQueryWorker, QueryJobKind, QueryWorkerData } from './worker-protocol.js';
 
-/** The result of one job as the main thread sees it. */
+/**
+ * The result of one job as the main thread sees it. `corrupt` lists the corrupt objects the job met, when the
+ * worker answered (a terminated worker's are lost).
+ */
 export type JobResult =
   | {
       readonly status: 'ok';
@@ -24,10 +29,24 @@ export type JobResult =
       readonly rowGroupsScanned: number;
       readonly rowGroupsPruned: number;
       readonly peakBytes: number;
+      readonly corrupt?: readonly CorruptObject[];
     }
-  | { readonly status: 'error'; readonly error: QueryError; readonly peakBytes?: number }
-  /** Stopped on the caller's abort; `terminated` when the worker did not yield and was replaced. */
-  | { readonly status: 'cancelled'; readonly terminated?: boolean };
+  | {
+      readonly status: 'error';
+      readonly error: QueryError;
+      readonly peakBytes?: number;
+      readonly corrupt?: readonly CorruptObject[];
+    }
+  /**
+   * Stopped on the caller's abort; `terminated` when the worker did not yield and was replaced; `storage` is the
+   * worker's account of the job's storage calls at the stop, when it could still send one.
+   */
+  | {
+      readonly status: 'cancelled';
+      readonly terminated?: boolean;
+      readonly storage?: StorageWaitReport;
+      readonly corrupt?: readonly CorruptObject[];
+    };
 
 /** Longest wait for a stopping worker's pool update to finish before it is terminated anyway. */
 const FENCE_WAIT_MS = 100;
@@ -84,7 +103,7 @@ export interface WorkerPool {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
-  job: { id: string; resolve: (r: JobResult) => void } | null;
+  job: { id: string; resolve: (r: JobResult) => void; storage?: StorageWaitReport } | null;
   recycling: boolean;
   /** Set when the current job's worker is terminated for not yielding to a stop request. */
   stopping: boolean;
@@ -124,14 +143,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       const job = slot.job;
       if (job === null || job.id !== message.id) return;
+      if (message.type === 'stopping') {
+        job.storage = message.storage;
+        return;
+      }
       slot.job = null;
+      const { corrupt } = message;
       if (message.status === 'ok') {
         const { body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes } = message;
-        job.resolve({ status: 'ok', body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes });
+        job.resolve({ status: 'ok', body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes, corrupt });
       } else if (message.status === 'error') {
-        job.resolve({ status: 'error', error: message.error, peakBytes: message.peakBytes });
+        job.resolve({ status: 'error', error: message.error, peakBytes: message.peakBytes, corrupt });
       } else {
-        job.resolve({ status: 'cancelled' });
+        job.resolve({ status: 'cancelled', ...(job.storage ? { storage: job.storage } : {}), corrupt });
       }
       release(slot);
     });
@@ -157,7 +181,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           reason: slot.recycling ? 'recycled' : slot.stopping ? 'stopped' : deathReason,
         });
       if (job !== null && slot.stopping) {
-        job.resolve({ status: 'cancelled', terminated: true });
+        job.resolve({ status: 'cancelled', terminated: true, ...(job.storage ? { storage: job.storage } : {}) });
       } else if (job !== null) {
         const error: QueryError =
           deathReason === 'out_of_memory'

@@ -5,10 +5,12 @@
  * pool; the serialized body comes back (transferred, not copied) with its reservation still held, and the main
  * thread releases it once the response has been sent.
  */
+import type { CorruptObject, CorruptObjectPolicy } from '@sluice/engine';
 import type { Query } from '@sluice/query';
 import type { SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';
 import type { QueryError } from './query-error.js';
+import type { StorageWaitReport } from './storage-watch.js';
 
 /** Settings every query worker starts with. */
 export interface QueryWorkerData {
@@ -21,6 +23,8 @@ export interface QueryWorkerData {
   readonly maxQueryBytes: number;
   /** Uncollected garbage a worker's heap may carry beyond what the pool holds for its query before it forces a full GC. */
   readonly heapSlackBytes: number;
+  /** `querier.on_corrupt_object`. */
+  readonly onCorruptObject: CorruptObjectPolicy;
   readonly limits: {
     readonly defaultRows: number;
     readonly maxRows: number;
@@ -47,11 +51,19 @@ export type ToQueryWorker =
     }
   | { readonly type: 'cancel'; readonly id: string };
 
-/** Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. */
+/**
+ * Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. Every
+ * `done` carries the corrupt objects the query met (for the main thread's log and metric).
+ */
 export type FromQueryWorker =
   | { readonly type: 'ready' }
   /** Idle and over `recycleBytes` after a full GC: the pool replaces this worker unless a job is already on its way. */
   | { readonly type: 'recycle' }
+  /**
+   * Sent the moment a `cancel` arrives, before the query unwinds: its storage account at the stop (so it arrives
+   * even when the worker is then terminated for not yielding).
+   */
+  | { readonly type: 'stopping'; readonly id: string; readonly storage: StorageWaitReport }
   | {
       readonly type: 'done';
       readonly id: string;
@@ -62,6 +74,7 @@ export type FromQueryWorker =
       readonly rowGroupsPruned: number;
       /** The most this query held on the pool at once. */
       readonly peakBytes: number;
+      readonly corrupt: readonly CorruptObject[];
     }
   | {
       readonly type: 'done';
@@ -69,5 +82,11 @@ export type FromQueryWorker =
       readonly status: 'error';
       readonly error: QueryError;
       readonly peakBytes: number;
+      readonly corrupt: readonly CorruptObject[];
     }
-  | { readonly type: 'done'; readonly id: string; readonly status: 'cancelled' };
+  | {
+      readonly type: 'done';
+      readonly id: string;
+      readonly status: 'cancelled';
+      readonly corrupt: readonly CorruptObject[];
+    };

@@ -116,6 +116,7 @@ export async function startServer(
       probes,
       log,
       observer: createQueryObserver(telemetry.meter),
+      meter: telemetry.meter,
       version,
       access: options.access,
       connectionCap: capOf('query_http'),

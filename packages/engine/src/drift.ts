@@ -6,14 +6,17 @@
  * first; decoded columns and group entries are reserved; the body goes through the result budget.
  */
 import type { ObjectStore } from '@sluice/storage';
+import { StorageCorruptError } from '@sluice/storage';
 import type { TimeWindow } from '@sluice/query';
 import type { QueryReservation } from '@sluice/limits';
 import { listAuditFiles } from './audit-files.js';
-import { QueryAbort, checkAborted } from './failures.js';
+import type { CorruptObjects } from './corrupt-objects.js';
+import { checkAborted } from './failures.js';
 import type { ExecuteOutcome } from './execute.js';
 import { renderThroughBudget } from './result-body.js';
 import { emptyStats, jsonU64, renderStats } from './render-json.js';
-import { openReserved, readReserved } from './scan.js';
+import type { OpenedFile } from './scan.js';
+import { AUDIT_FILE_COLUMNS, openReserved, readReserved } from './scan.js';
 import type { MemoryTracker } from './tracker.js';
 
 const WIDENING = new Set(['template_widened', 'template_type_expanded']);
@@ -38,21 +41,29 @@ export interface DriftOptions {
   readonly tracker: MemoryTracker;
   readonly limits: { readonly maxListedObjects: number; readonly maxResultBytes: number };
   readonly signal?: AbortSignal;
+  /** Where corrupt audit files are met: under `skip` such a file (or the rest of it) is left out. */
+  readonly corrupt: CorruptObjects;
 }
 
 function bigStat(v: unknown): bigint | undefined {
   return typeof v === 'bigint' && v >= 0n ? v : undefined;
 }
 
-/** Runs a drift statement. Throws {@link QueryAbort} on limits (the caller releases). */
+/** Runs a drift statement. Throws `QueryAbort` on limits and failures (the caller releases). */
 export async function runDrift(o: DriftOptions): Promise<ExecuteOutcome> {
-  const { store, tenant, window, tracker, signal } = o;
+  const { store, tenant, window, tracker, signal, corrupt } = o;
   const stats = emptyStats();
   const files = await listAuditFiles(store, tenant, window, o.limits.maxListedObjects, signal);
   const byId = new Map<bigint, DriftRow>();
   for (const f of files) {
     checkAborted(signal);
-    const opened = await openReserved(store, f.key, f.size, tracker);
+    let opened: OpenedFile;
+    try {
+      opened = await openReserved(store, f.key, f.size, tracker, AUDIT_FILE_COLUMNS, signal);
+    } catch (e) {
+      if (corrupt.absorb(e)) continue;
+      throw e;
+    }
     const file = opened.handle;
     try {
       for (const g of file.rowGroups) {
@@ -65,11 +76,13 @@ export async function runDrift(o: DriftOptions): Promise<ExecuteOutcome> {
         }
         stats.row_groups_scanned++;
         checkAborted(signal);
-        const { cols, reserved } = await readReserved(file, g.index, DRIFT_COLUMNS, tracker);
+        const { cols, reserved } = await readReserved(opened, g.index, DRIFT_COLUMNS, tracker);
         try {
           const [tn, tsc, et, id, ov, nv] = DRIFT_COLUMNS.map((c) => cols[c] ?? []);
+          // The whole group is checked before any of it counts: a foreign file contributes nothing.
+          for (let i = 0; i < g.numRows; i++)
+            if (tn?.[i] !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
           for (let i = 0; i < g.numRows; i++) {
-            if (tn?.[i] !== tenant) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
             const t = tsc?.[i];
             if (typeof t !== 'bigint' || !WIDENING.has(String(et?.[i]))) continue;
             const tu = BigInt.asUintN(64, t);
@@ -93,6 +106,8 @@ export async function runDrift(o: DriftOptions): Promise<ExecuteOutcome> {
           tracker.shrink(reserved);
         }
       }
+    } catch (e) {
+      if (!corrupt.absorb(e)) throw e;
     } finally {
       stats.bytes_read += file.bytesRead;
       tracker.shrink(opened.reserved);
@@ -107,8 +122,8 @@ export async function runDrift(o: DriftOptions): Promise<ExecuteOutcome> {
           `"max_new_version":${r.maxNew},"first_seen_unix_nano":${jsonU64(r.first)},"last_seen_unix_nano":${jsonU64(r.last)}}`,
       );
     });
-    append(`],"stats":${renderStats(stats)}}`);
+    append(`],"stats":${renderStats(stats, corrupt.met)}}`);
   });
   tracker.releaseAll();
-  return { status: 'ok', body: budget.body(), budget, rows: rows.length, stats };
+  return { status: 'ok', body: budget.body(), budget, rows: rows.length, stats, corrupt: corrupt.met };
 }

@@ -477,18 +477,28 @@ describe('tenant isolation', () => {
     assert.equal(await count(`true | ${R} | count`, '.'), 0);
     assert.equal(await count(`true | ${R} | count`, 'a'), 0);
   });
-  test('a row whose tenant_id differs from its path is a scrubbed read error', async () => {
+  test("a row whose tenant_id differs from its path is storage_corrupt tenant_mismatch naming the file, never the other tenant's rows", async () => {
     const d = await mkdtemp(join(tmpdir(), 'engine-tenant-'));
     try {
       const s = createLocalObjectStore({ root: d });
       const rows = makeRows({ tenant: 'evil', count: 10, startNs: T0, spanNs: H, seed: 1 });
       const { encodeLogsParquet, dataFileKey, uuidv7 } = await import('@sluice/storage');
-      await s.put(dataFileKey('victim', T0, uuidv7()), await encodeLogsParquet(rows));
+      const key = dataFileKey('victim', T0, uuidv7());
+      await s.put(key, await encodeLogsParquet(rows));
       const r = await run(s, `true | ${R} | count`, { nowNs: NOW, tenant: 'victim' });
       assert.deepEqual(r.outcome.status === 'error' && r.outcome.error, {
-        kind: 'internal',
-        message: 'failed to read storage',
+        kind: 'storage_corrupt',
+        key,
+        reason: 'tenant_mismatch',
       });
+      const skipped = await run(s, `true | ${R} | limit 100`, {
+        nowNs: NOW,
+        tenant: 'victim',
+        onCorruptObject: 'skip',
+      });
+      assert.equal(skipped.json.rows, 0);
+      assert.deepEqual(skipped.json.records, []);
+      assert.deepEqual(skipped.json.stats.skipped_objects, [{ key, reason: 'tenant_mismatch' }]);
     } finally {
       await rm(d, { recursive: true, force: true });
     }

@@ -9,12 +9,14 @@ import type { QueryReservation, ResultBudget } from '@sluice/limits';
 import type { AggregateStage, CountStage, FieldName, LogQuery, Query, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
 import type { ObjectStore } from '@sluice/storage';
-import { LOG_COLUMNS } from '@sluice/storage';
+import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
 import { Aggregator, aggregationColumns } from './aggregate.js';
 import { AttrReader } from './attr-value.js';
+import type { CorruptObject, CorruptObjectPolicy, CorruptObjects } from './corrupt-objects.js';
+import { createCorruptObjects } from './corrupt-objects.js';
 import { runDrift } from './drift.js';
 import type { QueryFailure } from './failures.js';
-import { QueryAbort, checkAborted, failureOf } from './failures.js';
+import { checkAborted, failureOf } from './failures.js';
 import { FIELD_COLUMN } from './fields.js';
 import type { LiveFile } from './listing.js';
 import { listLiveFiles } from './listing.js';
@@ -24,7 +26,8 @@ import { createPruner } from './pruning.js';
 import { RECORD_COLUMNS, RecordCollector, projectedKeys, renderLogRow, sortValue } from './records.js';
 import type { QueryStats } from './render-json.js';
 import { emptyStats, jsonNumber, jsonString, renderStats } from './render-json.js';
-import { openReserved, readReserved } from './scan.js';
+import type { OpenedFile } from './scan.js';
+import { DATA_FILE_COLUMNS, openReserved, readReserved } from './scan.js';
 import { renderThroughBudget } from './result-body.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { effectiveRowLimit, queryWindow } from './window.js';
@@ -59,8 +62,10 @@ export interface ExecuteOptions {
   readonly reservation: QueryReservation;
   /** MCP `query_logs` `limit`: a hard cap on records. */
   readonly rowCap?: number;
-  /** Cancellation (the client went away). */
+  /** Cancellation (the client went away, or the deadline passed); also cancels the pending storage call. */
   readonly signal?: AbortSignal;
+  /** `querier.on_corrupt_object`: fail the query on a corrupt object (default), or leave the object out. */
+  readonly onCorruptObject?: CorruptObjectPolicy;
   readonly hooks?: ExecuteHooks;
   /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
   readonly reclaim?: HeapReclaimer;
@@ -71,7 +76,9 @@ export type { QueryStats } from './render-json.js';
 
 /**
  * Outcome of a query. On `ok`, `body` is the whole serialized response and is still reserved through `budget`:
- * the caller calls `budget.release()` once it has been sent. On `error`, nothing stays reserved.
+ * the caller calls `budget.release()` once it has been sent. On `error`, nothing stays reserved. Either way
+ * `corrupt` lists every corrupt or foreign object the query met (under `skip`, those it left out; under `fail`,
+ * the one it failed on), for the querier's log and metric.
  */
 export type ExecuteOutcome =
   | {
@@ -80,28 +87,36 @@ export type ExecuteOutcome =
       readonly budget: ResultBudget;
       readonly rows: number;
       readonly stats: QueryStats;
+      readonly corrupt: readonly CorruptObject[];
     }
-  | { readonly status: 'error'; readonly error: QueryFailure };
+  | { readonly status: 'error'; readonly error: QueryFailure; readonly corrupt: readonly CorruptObject[] };
 
 /** Runs one query. Never throws: every failure is a typed outcome, with the reservation given back. */
 export async function executeQuery(options: ExecuteOptions): Promise<ExecuteOutcome> {
   const tracker = new MemoryTracker(options.reservation, options.reclaim);
+  const corrupt = createCorruptObjects(options.onCorruptObject);
   try {
     checkAborted(options.signal);
     if (options.query.kind === 'drift') {
       const w = queryWindow(options.query, options.nowNs, options.defaultWindowSecs);
-      return await runDrift({ ...options, window: w, tracker });
+      return await runDrift({ ...options, window: w, tracker, corrupt });
     }
     const valid = validateQuery(options.query);
-    if (!valid.ok) return { status: 'error', error: { kind: 'invalid_query', message: valid.error.message } };
-    return await runLogQuery(options, options.query, tracker);
+    if (!valid.ok)
+      return { status: 'error', error: { kind: 'invalid_query', message: valid.error.message }, corrupt: [] };
+    return await runLogQuery(options, options.query, tracker, corrupt);
   } catch (e) {
     tracker.releaseAll();
-    return { status: 'error', error: failureOf(e, options.signal) };
+    return { status: 'error', error: failureOf(e, options.signal), corrupt: corrupt.met };
   }
 }
 
-async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: MemoryTracker): Promise<ExecuteOutcome> {
+async function runLogQuery(
+  options: ExecuteOptions,
+  q: LogQuery,
+  tracker: MemoryTracker,
+  corrupt: CorruptObjects,
+): Promise<ExecuteOutcome> {
   const { store, tenant, limits, signal, hooks } = options;
   const window = queryWindow(q, options.nowNs, options.defaultWindowSecs);
   const predicate = compilePredicate(q.predicate);
@@ -128,7 +143,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
         ...(sortField !== undefined ? { sort: { field: sortField, descending: sortStage?.descending === true } } : {}),
       });
 
-  const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal);
+  const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal, corrupt);
   if (hooks?.afterListing) await hooks.afterListing({ files, listedObjects: listed });
 
   const phase1 = new Set<string>(predicate.columns);
@@ -140,12 +155,21 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
 
   for (const f of files) {
     checkAborted(signal);
-    const opened = await openReserved(store, f.key, f.size, tracker);
+    let opened: OpenedFile;
+    try {
+      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal);
+    } catch (e) {
+      if (corrupt.absorb(e)) continue; // skip: the file is left out
+      throw e;
+    }
     const file = opened.handle;
     let materialBytes = 0;
+    /** Matches of the row group in progress, counted before its output columns are read. */
+    let groupRows = 0;
     try {
       const hasEffective = file.columnNames.includes(LOG_COLUMNS.effectiveTimeUnixNano);
       for (const g of file.rowGroups) {
+        groupRows = 0;
         if (!pruner.mayMatch(g)) {
           stats.row_groups_pruned++;
           continue;
@@ -173,7 +197,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
         const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
         const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
         if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
-        const first = await readReserved(file, g.index, want, tracker);
+        const first = await readReserved(opened, g.index, want, tracker);
         let second: { cols: Columns; reserved: number } | undefined;
         const matchBytes = tracker.grow(g.numRows * 4);
         try {
@@ -181,7 +205,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
           if (!tenantByStats) {
             const t = cols[LOG_COLUMNS.tenantId] ?? [];
             for (let i = 0; i < t.length; i++) {
-              if (t[i] !== tenant) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+              if (t[i] !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
             }
           }
           const eff = cols[hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano] ?? [];
@@ -199,11 +223,12 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
             matched[m++] = i;
           }
           rows += m;
+          groupRows = m;
           if (m === 0) continue;
           if (aggregator && aggCols) {
             // Group-key and value columns are part of the count scan, so they stay in bytes_read.
             second = await readReserved(
-              file,
+              opened,
               g.index,
               [...aggCols].filter((c) => !want.has(c)),
               tracker,
@@ -220,7 +245,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
             if (!needed) continue;
             const before = file.bytesRead;
             second = await readReserved(
-              file,
+              opened,
               g.index,
               RECORD_COLUMNS.filter((c) => !want.has(c)),
               tracker,
@@ -244,6 +269,11 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
           tracker.shrink(first.reserved);
         }
       }
+    } catch (e) {
+      // skip: the rest of the file is left out; what its earlier row groups contributed stays counted. A group
+      // whose output columns failed contributed no records or groups, so its matches leave `rows` too.
+      if (!corrupt.absorb(e)) throw e;
+      rows -= groupRows;
     } finally {
       stats.bytes_read += file.bytesRead - materialBytes;
       tracker.shrink(opened.reserved);
@@ -275,7 +305,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
   stats.rows_excluded = aggregator?.excluded ?? 0;
   const records = collector?.drain() ?? [];
   const budget = renderThroughBudget(options.reservation, limits.maxResultBytes, (append) => {
-    append(`{"rows":${rows},"stats":${renderStats(stats)},"records":[`);
+    append(`{"rows":${rows},"stats":${renderStats(stats, corrupt.met)},"records":[`);
     records.forEach((r, idx) => {
       append(idx === 0 ? r.text : `,${r.text}`);
       tracker.shrink(r.reserved);
@@ -293,7 +323,7 @@ async function runLogQuery(options: ExecuteOptions, q: LogQuery, tracker: Memory
     append('}');
   });
   tracker.releaseAll();
-  return { status: 'ok', body: budget.body(), budget, rows, stats };
+  return { status: 'ok', body: budget.body(), budget, rows, stats, corrupt: corrupt.met };
 }
 
 /** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */

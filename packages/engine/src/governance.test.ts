@@ -210,10 +210,22 @@ describe('result ceiling, cancellation, storage failures', () => {
     assert.equal(groups, 3);
     assert.equal(r.heldAfter, 0);
   });
-  test('storage errors are internal with a scrubbed message', async () => {
+  test('a store call failing for another reason is internal with a scrubbed message, never blamed on the file', async () => {
     const { store: s } = countingStore(store, { failRange: true });
-    const r = await run(s, `true | ${R} | count`, { nowNs: NOW });
+    const r = await run(s, `true | ${R} | count`, { nowNs: NOW, onCorruptObject: 'skip' });
     assert.deepEqual(errorOf(r), { kind: 'internal', message: 'failed to read storage' });
+    assert.equal(r.heldAfter, 0);
+  });
+  test('storage that ran out of attempts is storage_unavailable with the operation, key, attempts and reason', async () => {
+    const { store: s } = countingStore(store, { unavailableRange: true });
+    const r = await run(s, `true | ${R} | count`, { nowNs: NOW, onCorruptObject: 'skip' });
+    assert.deepEqual(errorOf(r), {
+      kind: 'storage_unavailable',
+      operation: 'get_range',
+      key: keys[0],
+      attempts: 3,
+      reason: 'server_error',
+    });
     assert.equal(r.heldAfter, 0);
   });
   test('afterListing sees the live files before any footer is read', async () => {

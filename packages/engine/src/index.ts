@@ -13,6 +13,8 @@ export type {
   QueryStats,
 } from './execute.js';
 export { executeQuery } from './execute.js';
+export type { CorruptObject, CorruptObjectPolicy } from './corrupt-objects.js';
+export { MAX_SKIPPED_OBJECTS_LISTED } from './corrupt-objects.js';
 export type { HeapReclaimer } from './tracker.js';
 export type { ListTemplatesOptions } from './templates.js';
 export { listTemplates } from './templates.js';

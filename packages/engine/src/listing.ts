@@ -5,12 +5,17 @@
  * Every listed entry counts against `max_listed_objects`; the walk stops at cap + 1. Per hour
  * partition a listed `manifest.json` is authoritative (refused unfetched above 1 MiB), else every `*.parquet` is
  * live. The live set is checked against `max_files` before any footer is read.
+ *
+ * A manifest that does not parse, names a foreign path, or names a file that does not exist is a corrupt object
+ * (its key and reason go to the query's {@link CorruptObjects}): under `skip` its whole partition is left out,
+ * since a damaged manifest says nothing trustworthy about which files are live.
  */
 import type { ObjectStore } from '@sluice/storage';
-import { MAX_MANIFEST_BYTES, parsePartitionManifest, tenantDataPrefix } from '@sluice/storage';
+import { MAX_MANIFEST_BYTES, ManifestFormatError, parsePartitionManifest, tenantDataPrefix } from '@sluice/storage';
 import type { TimeWindow } from '@sluice/query';
 import { encodeTenantForKey } from '@sluice/core';
-import { QueryAbort, checkAborted } from './failures.js';
+import type { CorruptObjects } from './corrupt-objects.js';
+import { QueryAbort, STORAGE_FAILURE_MESSAGE, checkAborted } from './failures.js';
 
 /** A live data file. */
 export interface LiveFile {
@@ -113,7 +118,8 @@ export function tenantAuditPrefix(tenant: string): string {
 
 /**
  * Resolves the live data files of `tenant` within `window`, in key order (partition, then UUIDv7 = creation
- * order). Throws a `query_file_limit` {@link QueryAbort} for any cap.
+ * order). Throws a `query_file_limit` {@link QueryAbort} for any cap; a corrupt manifest is met on `corrupt`
+ * (which throws under `fail`, and under `skip` the partition is left out).
  */
 export async function listLiveFiles(
   store: ObjectStore,
@@ -121,6 +127,7 @@ export async function listLiveFiles(
   window: TimeWindow,
   limits: ListingLimits,
   signal: AbortSignal | undefined,
+  corrupt: CorruptObjects,
 ): Promise<{ files: LiveFile[]; listed: number }> {
   const root = tenantDataPrefix(tenant);
   const counter = new ListCounter(limits.maxListedObjects);
@@ -129,43 +136,64 @@ export async function listLiveFiles(
     partitions.push({ prefix, objects });
   });
   const files: LiveFile[] = [];
-  const tooMany = (): never => {
-    throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_files', limit: limits.maxFiles });
+  const checkCap = (count: number): void => {
+    if (count > limits.maxFiles)
+      throw new QueryAbort({ kind: 'query_file_limit', cap: 'max_files', limit: limits.maxFiles });
   };
+  const add = (f: LiveFile): void => {
+    files.push(f);
+    checkCap(files.length);
+  };
+  const opts = signal !== undefined ? { signal } : undefined;
   for (const { prefix, objects } of partitions) {
     const manifest = objects.find((o) => o.key === `${prefix}manifest.json`);
-    if (manifest !== undefined) {
-      if (manifest.size > MAX_MANIFEST_BYTES)
-        throw new QueryAbort({ kind: 'query_file_limit', cap: 'manifest_bytes', limit: MAX_MANIFEST_BYTES });
-      checkAborted(signal);
-      const bytes = await store.get(manifest.key);
-      if (bytes === null) continue; // removed since the listing: the partition was compacted away
-      const parsed = parsePartitionManifest(bytes);
-      const sizes = new Map(objects.map((o) => [o.key, o.size]));
-      for (const name of parsed.files) {
-        const key = `${prefix}${name}`;
-        let size = sizes.get(key);
-        if (size === undefined) {
-          // Named by the manifest but not in our listing: a compaction committed between the listing and the
-          // manifest read. Ask for it directly rather than reading the partition as empty.
-          checkAborted(signal);
-          const head = await store.head(key);
-          if (head === null) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
-          size = head.size;
-        }
-        files.push({ key, size });
-        if (files.length > limits.maxFiles) tooMany();
-      }
-    } else {
-      for (const o of objects) {
-        if (!o.key.endsWith('.parquet')) continue;
-        files.push({ key: o.key, size: o.size });
-        if (files.length > limits.maxFiles) tooMany();
-      }
+    if (manifest === undefined) {
+      for (const o of objects) if (o.key.endsWith('.parquet')) add({ key: o.key, size: o.size });
+      continue;
     }
+    if (manifest.size > MAX_MANIFEST_BYTES)
+      throw new QueryAbort({ kind: 'query_file_limit', cap: 'manifest_bytes', limit: MAX_MANIFEST_BYTES });
+    checkAborted(signal);
+    const bytes = await store.get(manifest.key, opts);
+    if (bytes === null) continue; // removed since the listing: the partition was compacted away
+    let names: readonly string[];
+    try {
+      names = parsePartitionManifest(bytes).files;
+    } catch (e) {
+      if (!(e instanceof ManifestFormatError)) throw e;
+      corrupt.meet(manifest.key, e.reason);
+      continue;
+    }
+    const sizes = new Map(objects.map((o) => [o.key, o.size]));
+    const live: LiveFile[] = [];
+    let missing = false;
+    for (const name of names) {
+      const key = `${prefix}${name}`;
+      let size = sizes.get(key);
+      if (size === undefined) {
+        // Named by the manifest but not in our listing: a compaction committed between the listing and the
+        // manifest read. Ask for it directly rather than reading the partition as empty. Compactors write a file
+        // before the manifest that names it, so one that is still not there was never written or was lost.
+        checkAborted(signal);
+        const head = await store.head(key, opts);
+        if (head === null) {
+          missing = true;
+          break;
+        }
+        size = head.size;
+      }
+      live.push({ key, size });
+      checkCap(files.length + live.length);
+    }
+    if (missing) {
+      corrupt.meet(manifest.key, 'manifest_missing_file');
+      continue;
+    }
+    for (const f of live) add(f);
   }
+  // Keys are built from the tenant's own prefix and validated names; anything else is a bug, not damage.
   for (const f of files)
-    if (!f.key.startsWith(root)) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
+    if (!f.key.startsWith(root)) throw new QueryAbort({ kind: 'internal', message: STORAGE_FAILURE_MESSAGE });
   return { files, listed: counter.count };
 }
 

@@ -6,13 +6,17 @@
  * columns and every registry entry are reserved; the body goes through the result budget.
  */
 import type { ObjectStore } from '@sluice/storage';
+import { StorageCorruptError } from '@sluice/storage';
 import type { QueryReservation } from '@sluice/limits';
 import { ALL_TIME, listAuditFiles } from './audit-files.js';
 import type { ExecuteOutcome } from './execute.js';
 import { renderThroughBudget } from './result-body.js';
-import { QueryAbort, checkAborted, failureOf } from './failures.js';
-import { emptyStats, jsonString, jsonU64 } from './render-json.js';
-import { openReserved, readReserved } from './scan.js';
+import type { CorruptObjectPolicy } from './corrupt-objects.js';
+import { createCorruptObjects } from './corrupt-objects.js';
+import { checkAborted, failureOf } from './failures.js';
+import { emptyStats, jsonString, jsonU64, renderSkipped } from './render-json.js';
+import type { OpenedFile } from './scan.js';
+import { AUDIT_FILE_COLUMNS, openReserved, readReserved } from './scan.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 
 const REGISTRY_EVENTS = new Set(['template_created', 'template_widened', 'template_type_expanded']);
@@ -25,6 +29,8 @@ export interface ListTemplatesOptions {
   readonly reservation: QueryReservation;
   readonly limits: { readonly maxListedObjects: number; readonly maxResultBytes: number };
   readonly signal?: AbortSignal;
+  /** `querier.on_corrupt_object` (default `fail`). */
+  readonly onCorruptObject?: CorruptObjectPolicy;
   /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
   readonly reclaim?: HeapReclaimer;
 }
@@ -41,21 +47,30 @@ interface RegistryEvent {
 /** Lists the tenant's templates. Never throws; on error nothing stays reserved. */
 export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOutcome> {
   const tracker = new MemoryTracker(o.reservation, o.reclaim);
+  const corrupt = createCorruptObjects(o.onCorruptObject);
   try {
     const files = await listAuditFiles(o.store, o.tenant, ALL_TIME, o.limits.maxListedObjects, o.signal);
     const stats = emptyStats();
     const events: RegistryEvent[] = [];
     for (const [fi, f] of files.entries()) {
       checkAborted(o.signal);
-      const opened = await openReserved(o.store, f.key, f.size, tracker);
+      let opened: OpenedFile;
+      try {
+        opened = await openReserved(o.store, f.key, f.size, tracker, AUDIT_FILE_COLUMNS, o.signal);
+      } catch (e) {
+        if (corrupt.absorb(e)) continue;
+        throw e;
+      }
       try {
         for (const g of opened.handle.rowGroups) {
           stats.row_groups_scanned++;
-          const { cols, reserved } = await readReserved(opened.handle, g.index, COLUMNS, tracker);
+          const { cols, reserved } = await readReserved(opened, g.index, COLUMNS, tracker);
           try {
             const [tn, ts, et, id, nv, nt] = COLUMNS.map((c) => cols[c] ?? []);
+            // The whole group is checked before any of it counts: a foreign file contributes nothing.
+            for (let i = 0; i < g.numRows; i++)
+              if (tn?.[i] !== o.tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
             for (let i = 0; i < g.numRows; i++) {
-              if (tn?.[i] !== o.tenant) throw new QueryAbort({ kind: 'internal', message: 'failed to read storage' });
               if (!REGISTRY_EVENTS.has(String(et?.[i]))) continue;
               const t = ts?.[i];
               const rawId = id?.[i];
@@ -75,6 +90,8 @@ export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOut
             tracker.shrink(reserved);
           }
         }
+      } catch (e) {
+        if (!corrupt.absorb(e)) throw e;
       } finally {
         stats.bytes_read += opened.handle.bytesRead;
         tracker.shrink(opened.reserved);
@@ -91,12 +108,13 @@ export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOut
           `${i === 0 ? '' : ','}{"template_id":${jsonU64(e.id)},"version":${e.version},"rendered_template":${jsonString(e.template)}}`,
         );
       });
-      append(']}');
+      // Only a registry that left files out has stats: otherwise the body is what it always was.
+      append(corrupt.met.length === 0 ? ']}' : `],"stats":{${renderSkipped(corrupt.met).slice(1)}}}`);
     });
     tracker.releaseAll();
-    return { status: 'ok', body: budget.body(), budget, rows: entries.length, stats };
+    return { status: 'ok', body: budget.body(), budget, rows: entries.length, stats, corrupt: corrupt.met };
   } catch (e) {
     tracker.releaseAll();
-    return { status: 'error', error: failureOf(e, o.signal) };
+    return { status: 'error', error: failureOf(e, o.signal), corrupt: corrupt.met };
   }
 }

@@ -18,14 +18,14 @@ parentPort?.on('message', (message: ToQueryWorker) => {
 workerSeams.wrapStore = (store: ObjectStore): ObjectStore => ({
   put: (key, bytes, opts) => store.put(key, bytes, opts),
   putConditional: (key, bytes, condition, opts) => store.putConditional(key, bytes, condition, opts),
-  get: (key) => store.get(key),
-  getVersioned: (key) => store.getVersioned(key),
-  head: (key) => store.head(key),
+  get: (key, opts) => store.get(key, opts),
+  getVersioned: (key, opts) => store.getVersioned(key, opts),
+  head: (key, opts) => store.head(key, opts),
   list: (options) => store.list(options),
-  delete: (key) => store.delete(key),
-  async getRange(key, start, end) {
+  delete: (key, opts) => store.delete(key, opts),
+  async getRange(key, start, end, opts) {
     if (key.includes('tenant_id=gated/')) await gate;
-    return store.getRange(key, start, end);
+    return store.getRange(key, start, end, opts);
   },
 });
 await import('../query-worker.js');

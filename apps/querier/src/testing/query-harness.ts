@@ -9,16 +9,20 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Meter } from '@opentelemetry/api';
 import type { LogRecord } from '@sluice/core';
+import type { CorruptObject, CorruptObjectPolicy } from '@sluice/engine';
 import { createAccessGate } from '@sluice/edge';
 import { createAdmissionGate, createMemoryPool, type AdmissionGate, type MemoryPool } from '@sluice/limits';
 import type { ManualTimers } from '@sluice/limits/testing';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
-import { createLogger } from '@sluice/telemetry';
+import { createLogger, type Logger } from '@sluice/telemetry';
+import { createCorruptObjectLog } from '../corrupt-object-log.js';
 import { createQueryApp } from '../query-app.js';
 import { createQueryCosts } from '../query-costs.js';
 import type { QueryError } from '../query-error.js';
-import { createQueryService } from '../query-service.js';
+import { createQueryService, type QueryObserver } from '../query-service.js';
+import type { StorageWaitReport } from '../storage-watch.js';
 import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from '../worker-pool.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
@@ -79,6 +83,10 @@ export class BlockingWorkers implements WorkerPool {
     fail(error: QueryError): void;
     stopped: boolean;
     leaveFreeBytes: number;
+    /** What the job reports about its storage calls when it is stopped (as a real worker's `stopping` does). */
+    storage?: StorageWaitReport;
+    /** The corrupt objects the job reports having met (with whatever it answers). */
+    corrupt?: readonly CorruptObject[];
   }[] = [];
   /** When set, a job ignores its stop request (as a worker that was already serializing its answer does). */
   ignoreStops = false;
@@ -86,7 +94,7 @@ export class BlockingWorkers implements WorkerPool {
     const { signal } = control;
     control.onDispatch?.();
     return new Promise<JobResult>((resolve) => {
-      const call = {
+      const call: BlockingWorkers['calls'][number] = {
         tenant,
         stopped: false,
         leaveFreeBytes: control.leaveFreeBytes ?? 0,
@@ -98,14 +106,16 @@ export class BlockingWorkers implements WorkerPool {
             rowGroupsScanned: 0,
             rowGroupsPruned: 0,
             peakBytes,
+            ...(call.corrupt ? { corrupt: call.corrupt } : {}),
           }),
-        fail: (error: QueryError) => resolve({ status: 'error', error, peakBytes: 0 }),
+        fail: (error: QueryError) =>
+          resolve({ status: 'error', error, peakBytes: 0, ...(call.corrupt ? { corrupt: call.corrupt } : {}) }),
       };
       signal?.addEventListener(
         'abort',
         () => {
           call.stopped = true;
-          if (!this.ignoreStops) resolve({ status: 'cancelled' });
+          if (!this.ignoreStops) resolve({ status: 'cancelled', ...(call.storage ? { storage: call.storage } : {}) });
         },
         { once: true },
       );
@@ -149,6 +159,15 @@ export interface HarnessOptions {
   readonly workers?: WorkerPool;
   readonly workerScript?: string;
   readonly timers?: ManualTimers;
+  /** `querier.on_corrupt_object` (default `fail`). */
+  readonly onCorruptObject?: CorruptObjectPolicy;
+  /** The service's logger (default: silent). */
+  readonly log?: Logger;
+  /** The meter of the querier's instruments (`sluice.storage.corrupt_objects`). */
+  readonly meter?: Meter;
+  readonly observer?: QueryObserver;
+  /** The corrupt-object log's clock (default `performance.now`). */
+  readonly corruptLogNow?: () => number;
 }
 
 export function harness(o: HarnessOptions): Harness {
@@ -171,10 +190,11 @@ export function harness(o: HarnessOptions): Harness {
       onWorkerDeath: (info) => deaths.push(info.reason),
       data: {
         pool: pool.shared,
-        storage: { backend: 'local', root: o.dir },
+        storage: { backend: 'local', root: o.dir, requestTimeoutMs: 0 },
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
+        onCorruptObject: o.onCorruptObject ?? 'fail',
         maxQueryBytes: o.maxQueryBytes ?? 32 << 20,
         limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 1000, maxFiles: 1000, maxResultBytes: 1 << 24 },
       },
@@ -187,11 +207,19 @@ export function harness(o: HarnessOptions): Harness {
         ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
       })
     : null;
+  const log = o.log ?? silent;
   const service = createQueryService({
     gate,
     workers,
     pool,
-    log: silent,
+    log,
+    corruptObjects: createCorruptObjectLog({
+      log,
+      policy: o.onCorruptObject ?? 'fail',
+      ...(o.meter ? { meter: o.meter } : {}),
+      ...(o.corruptLogNow ? { now: o.corruptLogNow } : {}),
+    }),
+    ...(o.observer ? { observer: o.observer } : {}),
     ...(o.light && lightGate
       ? {
           light: {

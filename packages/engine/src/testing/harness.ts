@@ -4,6 +4,7 @@
  * left reserved afterwards, and wrap stores to count listings and reads.
  */
 import type { ListEntry, ListOptions, ObjectStore } from '@sluice/storage';
+import { StorageUnavailableError } from '@sluice/storage';
 import type { MemoryPool } from '@sluice/limits';
 import { createMemoryPool } from '@sluice/limits';
 import { parseQuery } from '@sluice/query';
@@ -11,6 +12,7 @@ import type { Query } from '@sluice/query';
 import type { ExecuteHooks, ExecuteLimits, ExecuteOutcome } from '../execute.js';
 import { executeQuery } from '../execute.js';
 import type { HeapReclaimer } from '../tracker.js';
+import type { CorruptObjectPolicy } from '../corrupt-objects.js';
 
 /** Default caps for tests. */
 export const LIMITS: ExecuteLimits = {
@@ -48,6 +50,7 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   readonly hooks?: ExecuteHooks;
   readonly reclaim?: HeapReclaimer;
+  readonly onCorruptObject?: CorruptObjectPolicy;
   readonly defaultWindowSecs?: number;
 }
 
@@ -70,6 +73,7 @@ export async function run(store: ObjectStore, text: string | Query, o: RunOption
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.hooks ? { hooks: o.hooks } : {}),
       ...(o.reclaim ? { reclaim: o.reclaim } : {}),
+      ...(o.onCorruptObject ? { onCorruptObject: o.onCorruptObject } : {}),
     });
     const heldAfter = reservation.held;
     if (outcome.status === 'ok') {
@@ -97,10 +101,13 @@ export interface StoreCounters {
   get: string[];
 }
 
-/** Wraps a store, counting list calls/entries and reads; `failRange` makes every range read throw. */
+/**
+ * Wraps a store, counting list calls/entries and reads; `failRange` makes every range read throw an I/O error,
+ * `unavailableRange` a {@link StorageUnavailableError} (what the bounded store throws when it runs out of attempts).
+ */
 export function countingStore(
   inner: ObjectStore,
-  opts?: { failRange?: boolean },
+  opts?: { failRange?: boolean; unavailableRange?: boolean },
 ): { store: ObjectStore; counters: StoreCounters } {
   const counters: StoreCounters = {
     listCalls: 0,
@@ -113,18 +120,22 @@ export function countingStore(
   const store: ObjectStore = {
     put: (k, b, o) => inner.put(k, b, o),
     putConditional: (k, b, c, o) => inner.putConditional(k, b, c, o),
-    get: (k) => {
+    get: (k, o) => {
       counters.get.push(k);
-      return inner.get(k);
+      return inner.get(k, o);
     },
-    getVersioned: (k) => inner.getVersioned(k),
-    getRange: (k, s, e) => {
+    getVersioned: (k, o) => inner.getVersioned(k, o),
+    getRange: (k, s, e, o) => {
       counters.getRange++;
       if (opts?.failRange === true) return Promise.reject(new Error('EIO: hyparquet internal detail /secret/path'));
-      return inner.getRange(k, s, e);
+      if (opts?.unavailableRange === true)
+        return Promise.reject(
+          new StorageUnavailableError('get_range', k, 3, 'server_error', { cause: new Error('x') }),
+        );
+      return inner.getRange(k, s, e, o);
     },
-    head: (k) => inner.head(k),
-    delete: (k) => inner.delete(k),
+    head: (k, o) => inner.head(k, o),
+    delete: (k, o) => inner.delete(k, o),
     list(o: ListOptions): AsyncIterable<ListEntry> {
       counters.listCalls++;
       counters.listPrefixes.push(o.prefix);

@@ -81,7 +81,11 @@ describe('compaction worker thread', () => {
     for (let i = 0; i < 3; i++) await writeDataFile(store, prefix, wideRows(1_500, i, SEALED_HOUR_MS, 4096));
     const inputs = await parquetKeys(store, prefix);
     const runner = createWorkerPartitionRunner({
-      data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB },
+      data: {
+        storage: { backend: 'local', root, requestTimeoutMs: 30_000 },
+        graceSecs: 900,
+        memoryBudgetBytes: 16 * MiB,
+      },
     });
     const grants: string[] = [];
     try {
@@ -121,7 +125,11 @@ describe('compaction worker thread', () => {
     const before = await parquetKeys(store, prefix);
     // A budget far above the heap cap makes the merge hold everything at once (~64 MiB of bodies) in a 32 MiB heap.
     const starved = createWorkerPartitionRunner({
-      data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 1024 * MiB },
+      data: {
+        storage: { backend: 'local', root, requestTimeoutMs: 30_000 },
+        graceSecs: 900,
+        memoryBudgetBytes: 1024 * MiB,
+      },
       maxOldGenerationSizeMb: 32,
     });
     try {
@@ -140,7 +148,11 @@ describe('compaction worker thread', () => {
     assert.deepEqual(await liveKeys(store, prefix), before, 'readers see exactly the input files');
     assert.deepEqual(await parquetKeys(store, prefix), before, 'no file was added or removed');
     const healthy = createWorkerPartitionRunner({
-      data: { storage: { backend: 'local', root }, graceSecs: 900, memoryBudgetBytes: 16 * MiB },
+      data: {
+        storage: { backend: 'local', root, requestTimeoutMs: 30_000 },
+        graceSecs: 900,
+        memoryBudgetBytes: 16 * MiB,
+      },
     });
     try {
       const r = await healthy.run(prefix);

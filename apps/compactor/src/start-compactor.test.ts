@@ -13,6 +13,7 @@ import { parseConfig } from '@sluice/config';
 import type { SluiceConfig } from '@sluice/config';
 import {
   createLocalObjectStore,
+  createResilientObjectStore,
   createS3ObjectStore,
   encodeLogsParquet,
   manifestKey,
@@ -141,7 +142,14 @@ describe('startCompactor sweeps', () => {
     duck = await DuckOracle.create();
     f = await fixture(Date.now());
     local = await sweepAndObserve(createLocalObjectStore({ root }), f, duck, scratch);
-    remote = await sweepAndObserve(createCasEnforcingStore(s3store), f, duck, scratch);
+    // s3rver answers 500 now and then under concurrent puts; production retries through the same wrapper.
+    const bounded = createResilientObjectStore(s3store, {
+      requestTimeoutMs: 30_000,
+      maxAttempts: 6,
+      retryBaseMs: 100,
+      retryMaxMs: 1000,
+    });
+    remote = await sweepAndObserve(createCasEnforcingStore(bounded), f, duck, scratch);
   });
   after(async () => {
     await duck.close();

@@ -14,9 +14,10 @@ import {
   SLUICE_COMPACTION_RESULT_VALUE_ERROR,
   SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE,
   SLUICE_COMPACTION_RESULT_VALUE_NOOP,
+  SLUICE_COMPACTION_RESULT_VALUE_QUARANTINED,
 } from '@sluice/telemetry';
 import { compactPartition } from '@sluice/compaction';
-import type { CompactPartitionOptions, PartitionOutcome } from '@sluice/compaction';
+import type { CompactPartitionOptions, PartitionOutcome, QuarantinedObject } from '@sluice/compaction';
 import type { MemoryLease, MemoryLender } from './memory-lender.js';
 import { compactionHeapLimitMb, createWorkerPartitionRunner } from './partition-runner.js';
 import type { PartitionRunner, RunResult } from './partition-runner.js';
@@ -62,8 +63,10 @@ export interface SweepReport {
   readonly unsealed: number;
   /** Sealed partitions that needed nothing (at most one live file). */
   readonly noop: number;
-  /** Every sealed partition that was committed, lost its race or failed, in listing order. */
+  /** Every sealed partition that was committed, quarantined, lost its race or failed, in listing order. */
   readonly outcomes: readonly (Exclude<PartitionOutcome, { status: 'noop' }> | PartitionFailure)[];
+  /** Corrupt objects quarantined (across all partitions); see packages/compaction/README.md "Quarantine". */
+  readonly quarantined: readonly QuarantinedObject[];
   /** Keys of unreferenced files deleted (across all partitions). */
   readonly deleted: readonly string[];
   /** Keys of unlisted files kept because nothing proves them redundant (see README "Stranded files"). */
@@ -224,6 +227,24 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
         if (outcome.auditError !== undefined)
           log.error('compaction audit record not written', { partition: prefix, error: outcome.auditError });
         return;
+      case 'quarantined':
+        into.outcomes.push(outcome);
+        into.quarantined.push(...outcome.quarantined);
+        metrics.record(SLUICE_COMPACTION_RESULT_VALUE_QUARANTINED, seconds, 0, deleted);
+        for (const q of outcome.quarantined) {
+          metrics.corrupt(q.reason);
+          log.warn('corrupt object quarantined; the partition carries on without it', {
+            partition: prefix,
+            key: q.key,
+            reason: q.reason,
+            quarantine_key: q.quarantineKey,
+            detail: q.detail,
+            generation: outcome.generation,
+          });
+        }
+        if (outcome.auditError !== undefined)
+          log.error('quarantine audit record not written', { partition: prefix, error: outcome.auditError });
+        return;
       case 'lost_race':
         into.outcomes.push(outcome);
         metrics.record(SLUICE_COMPACTION_RESULT_VALUE_LOST_RACE, seconds, 0, deleted);
@@ -237,7 +258,15 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
 
   async function sweep(): Promise<SweepReport> {
     const started = performance.now();
-    const acc: Accumulator = { partitions: 0, unsealed: 0, noop: 0, outcomes: [], deleted: [], stranded: [] };
+    const acc: Accumulator = {
+      partitions: 0,
+      unsealed: 0,
+      noop: 0,
+      outcomes: [],
+      deleted: [],
+      stranded: [],
+      quarantined: [],
+    };
     let current: string | null = null;
     const runner = newRunner();
     const onAbort = (): void => void runner.close();
@@ -278,6 +307,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
                 partitions: r.partitions,
                 outcomes: r.outcomes.length,
                 deleted: r.deleted.length,
+                quarantined: r.quarantined.length,
                 ms: Math.round(r.durationMs),
               });
             }
@@ -315,4 +345,5 @@ interface Accumulator {
   outcomes: (Exclude<PartitionOutcome, { status: 'noop' }> | PartitionFailure)[];
   deleted: string[];
   stranded: string[];
+  quarantined: QuarantinedObject[];
 }

@@ -3,6 +3,11 @@
  * One partition's compaction (packages/compaction/README.md): sealed check, live set, lazy deletion of provably redundant
  * unlisted files, bounded-memory sorted merge into one new `<uuidv7>.parquet`, manifest generation n+1 by
  * compare-and-swap, and the `compaction` audit record. Object-store I/O only, plus a local scratch directory.
+ *
+ * A corrupt input (a manifest that is not one, a manifest naming a missing file, a data file that does not decode
+ * or holds another tenant's rows) is quarantined instead of failing the partition at every sweep
+ * (quarantine-commit.ts): that run ends with the `quarantined` outcome, and the next sweep compacts what is left.
+ * A storage fault is never taken for corruption (corrupt-input.ts): it fails the run, which is retried.
  */
 import { tmpdir } from 'node:os';
 import {
@@ -11,17 +16,24 @@ import {
   compareKeys,
   encodePartitionManifest,
   manifestKey,
-  openParquetFile,
   parseDataKey,
-  parsePartitionManifest,
-  sourceFromStore,
   uuidv7,
   uuidv7Timestamp,
 } from '@sluice/storage';
 import type { ObjectStore, ParquetFileHandle, PartitionManifest } from '@sluice/storage';
+import { CompactionError } from './compaction-error.js';
 import { compactionAuditKey, encodeCompactionAudit } from './compaction-audit.js';
+import { newerSchemaVersion, openInput } from './corrupt-input.js';
+import type { CorruptFinding } from './corrupt-input.js';
 import { PROVENANCE_KEY, encodeProvenance, provenanceOf } from './provenance.js';
-import { mergeSortedInto } from './sorted-merge.js';
+import { quarantinedFiles } from './quarantine.js';
+import { confirmFindings, quarantineAndCommit } from './quarantine-commit.js';
+import type { QuarantineContext, QuarantineResult, QuarantinedObject } from './quarantine-commit.js';
+import { readManifest } from './read-manifest.js';
+import { rebuildManifest } from './rebuild-manifest.js';
+import { MergeInputError, mergeSortedInto } from './sorted-merge.js';
+
+export { CompactionError } from './compaction-error.js';
 
 /** Default of `compaction.memory_budget_bytes` (the config schema's default; 64 MiB). */
 const DEFAULT_MEMORY_BUDGET_BYTES = 64 * 1024 * 1024;
@@ -93,18 +105,37 @@ export type PartitionOutcome =
       readonly generation: number;
       /**
        * This compactor's output, now an orphan (deleted by a later sweep after the grace period), or `null` when
-       * the race was lost at the bootstrap, before any output was written.
+       * the race was lost before any output was written (at the bootstrap, or committing a quarantine).
        */
       readonly output: string | null;
       readonly cleanup: CleanupReport;
+    }
+  | {
+      /**
+       * Corrupt objects were taken out of the live set (copied under `quarantine/`, or, for a name the manifest
+       * lists but nothing holds, just no longer named). Nothing was merged: the next sweep compacts what is left.
+       */
+      readonly status: 'quarantined';
+      readonly partition: string;
+      /** The manifest generation committed without them, or `null` when the live set did not change. */
+      readonly generation: number | null;
+      readonly quarantined: readonly QuarantinedObject[];
+      /** Keys of the `quarantine` audit records, one per object. */
+      readonly auditKeys: readonly string[];
+      /** Why an audit record could not be written (the quarantine stands). */
+      readonly auditError?: string;
+      readonly cleanup: CleanupReport;
     };
 
-/** Thrown when a partition cannot be compacted as found (the sweep reports it as an `error` outcome). */
-export class CompactionError extends Error {
-  override readonly name = 'CompactionError';
-}
-
 const NO_CLEANUP: CleanupReport = { deleted: [], stranded: [] };
+const NO_CLEANUP_RESULT: CleanupResult = { deleted: [], stranded: [], corrupt: [] };
+
+/** The outcome of a quarantine run. */
+function quarantineOutcome(prefix: string, r: QuarantineResult, cleanup: CleanupReport): PartitionOutcome {
+  if (r.status === 'lost_race')
+    return { status: 'lost_race', partition: prefix, generation: r.generation, output: null, cleanup };
+  return { ...r, partition: prefix, cleanup };
+}
 
 interface PartitionListing {
   /** Direct `*.parquet` children: name → size. */
@@ -129,8 +160,9 @@ async function listPartition(
   return { files, hasManifest };
 }
 
-async function openFile(store: ObjectStore, prefix: string, name: string, size: number): Promise<ParquetFileHandle> {
-  return openParquetFile(sourceFromStore(store, `${prefix}${name}`, size));
+/** What {@link cleanUp} did, plus the unlisted files it found corrupt (to be quarantined). */
+interface CleanupResult extends CleanupReport {
+  readonly corrupt: readonly CorruptFinding[];
 }
 
 /**
@@ -138,20 +170,28 @@ async function openFile(store: ObjectStore, prefix: string, name: string, size: 
  * - named in a live compacted file's `replaces` (the rows live on in it) and that file was committed more than
  *   the grace ago (readers of the previous generation have finished);
  * - a compaction output that is not live (it lost its race or was itself replaced), created more than the grace
- *   ago (so a concurrent compactor is not still about to commit it).
- * Everything else unlisted is kept and reported as stranded; {@link compactPartition} then adopts it.
+ *   ago (so a concurrent compactor is not still about to commit it);
+ * - a quarantined file (its record under `quarantine/` names it, with its size) once the grace has passed since
+ *   its quarantine (readers that listed it before have finished); until then it is left alone.
+ * An unlisted file that does not decode is reported as corrupt. Everything else unlisted is kept and reported as
+ * stranded; {@link compactPartition} then adopts it.
  */
 async function cleanUp(
   store: ObjectStore,
   prefix: string,
+  tenant: string,
   listing: PartitionListing,
   live: ReadonlySet<string>,
   liveFiles: ReadonlyMap<string, ParquetFileHandle>,
   nowMs: number,
   graceMs: number,
-): Promise<CleanupReport> {
+  signal: AbortSignal | undefined,
+): Promise<CleanupResult> {
   const unlisted = [...listing.files.keys()].filter((n) => !live.has(n)).sort(compareKeys);
-  if (unlisted.length === 0) return NO_CLEANUP;
+  if (unlisted.length === 0) return NO_CLEANUP_RESULT;
+  // Listed only when some unlisted file is not a retired input: the common case (inputs waiting out their grace
+  // after a compaction) costs no extra request.
+  let quarantined: Awaited<ReturnType<typeof quarantinedFiles>> | undefined;
   const retiredAt = new Map<string, number>();
   for (const [name, file] of liveFiles) {
     const committedMs = uuidv7Timestamp(name.slice(0, -'.parquet'.length));
@@ -161,26 +201,38 @@ async function cleanUp(
   }
   const deleted: string[] = [];
   const stranded: string[] = [];
+  const corrupt: CorruptFinding[] = [];
   for (const name of unlisted) {
     const retired = retiredAt.get(name);
+    const size = listing.files.get(name) ?? 0;
     let deletable: boolean;
     if (retired !== undefined) {
       deletable = nowMs - retired > graceMs;
     } else {
-      const file = await openFile(store, prefix, name, listing.files.get(name) ?? 0).catch(() => null);
-      const createdMs = uuidv7Timestamp(name.slice(0, -'.parquet'.length));
-      if (file === null || provenanceOf(file) === null) {
-        stranded.push(`${prefix}${name}`);
-        continue;
+      quarantined ??= await quarantinedFiles(store, prefix, signal);
+      const q = quarantined.get(name);
+      if (q !== undefined && q.bytes === size) {
+        deletable = nowMs - q.atMs > graceMs;
+      } else {
+        const opened = await openInput(store, prefix, name, size, tenant);
+        if (opened.status === 'corrupt') {
+          corrupt.push(opened.finding);
+          continue;
+        }
+        if (provenanceOf(opened.file) === null) {
+          stranded.push(`${prefix}${name}`);
+          continue;
+        }
+        const createdMs = uuidv7Timestamp(name.slice(0, -'.parquet'.length));
+        deletable = createdMs !== null && nowMs - createdMs > graceMs;
       }
-      deletable = createdMs !== null && nowMs - createdMs > graceMs;
     }
     if (deletable) {
       await store.delete(`${prefix}${name}`);
       deleted.push(`${prefix}${name}`);
     }
   }
-  return { deleted, stranded };
+  return { deleted, stranded, corrupt };
 }
 
 /** The tenant and hour of a partition prefix, or `null` if it is not one. */
@@ -208,8 +260,16 @@ export function isSealed(hourStartMs: number, nowMs: number, graceSecs: number):
  * proven redundant and older than the grace are deleted ({@link CleanupReport}). Rows are conserved exactly; a
  * partition with one live file is a no-op; nothing is ever deleted because of its age alone.
  *
- * @throws {@link CompactionError} for a malformed prefix, a manifest naming a missing file, or a row-count
- *   mismatch (nothing is committed); storage and Parquet errors propagate.
+ * Corrupt inputs are quarantined instead (outcome `quarantined`, nothing merged in that run):
+ * - a manifest that does not parse, names a foreign name or has an unusable generation: moved under
+ *   `quarantine/` and replaced by one rebuilt from the files' provenance;
+ * - a manifest naming a file that does not exist: rewritten without the name;
+ * - a data file whose footer, schema or pages do not decode, or that holds another tenant's rows: copied under
+ *   `quarantine/` and left out of the next manifest generation (the original is deleted after the grace).
+ *
+ * @throws {@link CompactionError} for a malformed prefix, a row-count mismatch, a commit that would come too
+ *   late, or a file that failed once but read cleanly when re-read whole (nothing is committed); storage errors
+ *   (`StorageUnavailableError` and whatever else the store throws) propagate and never quarantine anything.
  * @example
  * const outcome = await compactPartition(store, 'data/tenant_id=acme/year=2026/month=01/day=01/hour=00/', {
  *   now: Date.now, graceSecs: 900,
@@ -228,6 +288,7 @@ export async function compactPartition(
   const graceMs = options.graceSecs * 1000;
   if (!isSealed(parts.hourStartMs, nowMs, options.graceSecs))
     return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
+  const ctx: QuarantineContext = { store, prefix, tenant: parts.tenant, now: options.now };
 
   const listing = await listPartition(store, prefix, signal);
   // As readers do, the manifest is fetched only when listed. One created after the listing makes the
@@ -235,40 +296,111 @@ export async function compactPartition(
   const current = listing.hasManifest ? await store.getVersioned(manifestKey(prefix)) : null;
   let manifest: PartitionManifest | null = null;
   if (current !== null) {
-    try {
-      manifest = parsePartitionManifest(current.bytes);
-    } catch (e) {
-      throw new CompactionError(`${manifestKey(prefix)}: ${e instanceof Error ? e.message : String(e)}`);
+    const read = readManifest(current.bytes);
+    if (read.status === 'corrupt') {
+      const rebuilt = await rebuildManifest(
+        ctx,
+        {
+          bytes: current.bytes,
+          etag: current.etag,
+          reason: read.reason,
+          detail: read.detail,
+          generation: read.generation,
+        },
+        listing.files,
+        signal,
+      );
+      return quarantineOutcome(prefix, rebuilt, NO_CLEANUP);
     }
+    manifest = read.manifest;
   }
   const liveNames = (manifest !== null ? [...manifest.files] : [...listing.files.keys()]).sort(compareKeys);
-  for (const name of liveNames) {
-    if (!listing.files.has(name))
-      throw new CompactionError(`${manifestKey(prefix)} lists ${name}, which does not exist`);
+  if (current !== null && manifest !== null) {
+    // A name absent from the listing may be a file committed by another compactor between the listing and the
+    // manifest GET (files are written before any manifest names them): HEAD it before calling it missing.
+    const missing: string[] = [];
+    for (const name of liveNames) {
+      if (listing.files.has(name)) continue;
+      const head = await store.head(`${prefix}${name}`);
+      if (head !== null) listing.files.set(name, head.size);
+      else missing.push(name);
+    }
+    if (missing.length > 0) {
+      const gone = new Set(missing);
+      const dropped = await quarantineAndCommit(ctx, {
+        move: [],
+        drop: missing.map((name) => ({
+          key: `${prefix}${name}`,
+          reason: 'manifest_missing_file',
+          detail: `${manifestKey(prefix)} generation ${manifest.generation} names it; it does not exist`,
+        })),
+        commit: {
+          base: { etag: current.etag, generation: manifest.generation },
+          generation: manifest.generation + 1,
+          files: liveNames.filter((n) => !gone.has(n)),
+        },
+      });
+      return quarantineOutcome(prefix, dropped, NO_CLEANUP);
+    }
   }
   const live = new Set(liveNames);
   const hasUnlisted = [...listing.files.keys()].some((n) => !live.has(n));
   if (liveNames.length <= 1 && !hasUnlisted)
     return { status: 'noop', partition: prefix, reason: 'single_file', cleanup: NO_CLEANUP };
-  // Footers only (one range read each): row counts, row groups and provenance.
+  // The live set before this run changes it: what a quarantine commits over, minus the corrupt files.
+  let baseFiles: readonly string[] = liveNames.slice();
+  const quarantineLive = async (
+    findings: readonly CorruptFinding[],
+    base: ManifestBase | null,
+    cleanup: CleanupReport,
+  ) => {
+    const moves = await confirmFindings(ctx, findings);
+    const bad = new Set(findings.map((f) => f.name));
+    const files = baseFiles.filter((n) => !bad.has(n));
+    const r = await quarantineAndCommit(ctx, {
+      move: moves,
+      drop: [],
+      commit:
+        files.length === baseFiles.length && base !== null
+          ? null
+          : { base, generation: base === null ? 0 : base.generation + 1, files },
+    });
+    return quarantineOutcome(prefix, r, cleanup);
+  };
+  const manifestBase: ManifestBase | null =
+    current !== null && manifest !== null ? { etag: current.etag, generation: manifest.generation } : null;
+
+  // Footers only (one range read each): row counts, row groups and provenance; each checked to be one of ours.
   const liveFiles = new Map<string, ParquetFileHandle>();
-  for (const name of liveNames) liveFiles.set(name, await openFile(store, prefix, name, listing.files.get(name) ?? 0));
+  const corruptLive: CorruptFinding[] = [];
+  for (const name of liveNames) {
+    const opened = await openInput(store, prefix, name, listing.files.get(name) ?? 0, parts.tenant);
+    if (opened.status === 'corrupt') corruptLive.push(opened.finding);
+    else liveFiles.set(name, opened.file);
+  }
+  if (corruptLive.length > 0) return quarantineLive(corruptLive, manifestBase, NO_CLEANUP);
 
   const cleanup =
     manifest !== null && hasUnlisted
-      ? await cleanUp(store, prefix, listing, live, liveFiles, nowMs, graceMs)
-      : NO_CLEANUP;
+      ? await cleanUp(store, prefix, parts.tenant, listing, live, liveFiles, nowMs, graceMs, signal)
+      : NO_CLEANUP_RESULT;
+  const report: CleanupReport = { deleted: cleanup.deleted, stranded: cleanup.stranded };
+  // Corrupt unlisted files are not live: quarantining them changes no manifest, but keeps them from being
+  // adopted as late data.
+  if (cleanup.corrupt.length > 0) return quarantineLive(cleanup.corrupt, manifestBase, report);
   // An unlisted file without compaction provenance is a receiver file that landed after this partition was
   // compacted (late data) or after its generation-0 bootstrap: acknowledged rows that readers cannot see while
   // the manifest is authoritative. Adopt it into this compaction so it becomes live with the next generation.
   for (const key of cleanup.stranded) {
     const name = key.slice(prefix.length);
+    const opened = await openInput(store, prefix, name, listing.files.get(name) ?? 0, parts.tenant);
+    if (opened.status === 'corrupt') return quarantineLive([opened.finding], manifestBase, report);
     liveNames.push(name);
     live.add(name);
-    liveFiles.set(name, await openFile(store, prefix, name, listing.files.get(name) ?? 0));
+    liveFiles.set(name, opened.file);
   }
   liveNames.sort(compareKeys);
-  if (liveNames.length <= 1) return { status: 'noop', partition: prefix, reason: 'single_file', cleanup };
+  if (liveNames.length <= 1) return { status: 'noop', partition: prefix, reason: 'single_file', cleanup: report };
 
   // An output must never sit unlisted in a partition without a manifest (readers would glob it as live, and a
   // crash before the commit would duplicate rows). So an unmanifested partition first gets generation 0 listing
@@ -283,9 +415,10 @@ export async function compactPartition(
       { ifNoneMatch: '*' },
     );
     if (boot.status === 'conflict')
-      return { status: 'lost_race', partition: prefix, generation: 0, output: null, cleanup };
+      return { status: 'lost_race', partition: prefix, generation: 0, output: null, cleanup: report };
     baseEtag = boot.etag;
     baseGeneration = 0;
+    baseFiles = liveNames.slice();
   } else {
     baseEtag = current.etag;
     baseGeneration = manifest.generation;
@@ -307,11 +440,29 @@ export async function compactPartition(
       { key: PROVENANCE_KEY, value: encodeProvenance({ generation, replaces: [...replaces].sort(compareKeys) }) },
     ],
   });
-  const rows = await mergeSortedInto(inputs, writer, {
-    scratchDir: options.scratchDir ?? tmpdir(),
-    memoryBudgetBytes: options.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
-    ...(signal !== undefined ? { signal } : {}),
-  });
+  let rows: number;
+  try {
+    rows = await mergeSortedInto(inputs, writer, {
+      scratchDir: options.scratchDir ?? tmpdir(),
+      memoryBudgetBytes: options.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET_BYTES,
+      tenant: parts.tenant,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+  } catch (e) {
+    if (!(e instanceof MergeInputError)) throw e;
+    const name = liveNames[e.input]!;
+    const newer = newerSchemaVersion(liveFiles.get(name) ?? null);
+    if (newer !== null && e.reason !== 'tenant_mismatch')
+      throw new CompactionError(
+        `${prefix}${name} has schema version ${newer}, newer than this build reads: ${e.detail}`,
+      );
+    // The merge wrote nothing to the store; the base is the manifest read above or the bootstrap just committed.
+    return quarantineLive(
+      [{ name, reason: e.reason, detail: e.detail, site: e.site }],
+      { etag: baseEtag, generation: baseGeneration },
+      report,
+    );
+  }
   if (rows !== expectedRows || writer.rows !== expectedRows) {
     throw new CompactionError(`${prefix}: merged ${rows} rows, expected ${expectedRows}; nothing committed`);
   }
@@ -334,7 +485,8 @@ export async function compactPartition(
     encodePartitionManifest({ generation, files: [output] }),
     { ifMatch: baseEtag },
   );
-  if (committed.status === 'conflict') return { status: 'lost_race', partition: prefix, generation, output, cleanup };
+  if (committed.status === 'conflict')
+    return { status: 'lost_race', partition: prefix, generation, output, cleanup: report };
   if ((await store.head(outputKey)) === null) {
     // Defence in depth: the output vanished before the commit landed. Re-publish the previous live set.
     await store.putConditional(
@@ -368,7 +520,7 @@ export async function compactPartition(
     inputs: liveNames,
     output,
     rows,
-    cleanup,
+    cleanup: report,
   } as const;
   try {
     await store.put(auditKey, audit);
@@ -376,4 +528,10 @@ export async function compactPartition(
   } catch (e) {
     return { ...base, auditKey: null, auditError: e instanceof Error ? e.message : String(e) };
   }
+}
+
+/** The manifest generation a commit goes over: its ETag and generation. */
+interface ManifestBase {
+  readonly etag: string;
+  readonly generation: number;
 }

@@ -18,11 +18,17 @@
  * it for partitions with thousands of runs. Separately the writer keeps the compressed output file in memory until
  * the single PUT. No input file is ever read whole: only footers and one row group's column chunks (range reads).
  * Wide rows cost more reads: each slice fetches its group's column chunks again.
+ *
+ * A slice that does not decode (or, with `tenant`, holds another tenant's row) fails the merge with a
+ * {@link MergeInputError} naming the input, row group and slice, so the caller can quarantine that file; a storage
+ * fault propagates as thrown.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LOG_COLUMN_NAMES, decodeLogRows } from '@sluice/storage';
 import type { LogsParquetWriter, ParquetFileHandle, StoredLogRow } from '@sluice/storage';
+import { detailOf, isStorageFault, tenantProblem } from './corrupt-input.js';
+import type { CorruptFinding, FaultSite } from './corrupt-input.js';
 import { openSortRun, writeSortRun } from './sort-run.js';
 import type { SortRunReader } from './sort-run.js';
 import { MinHeap } from './min-heap.js';
@@ -48,7 +54,27 @@ export interface SortedMergeOptions {
    * same per-column estimator the querier reserves with; slices, cursor groups and output groups are cut to fit.
    */
   readonly memoryBudgetBytes: number;
+  /** When set, every row must carry this tenant; a row of another is a {@link MergeInputError} (`tenant_mismatch`). */
+  readonly tenant?: string;
   readonly signal?: AbortSignal;
+}
+
+/**
+ * Input `input` (its index in the merge's inputs) could not be read as rows of ours: its bytes arrived but do not
+ * decode, or a row carries another tenant. Storage faults are never turned into this error; they propagate as
+ * thrown, so the caller can tell a corrupt input from an outage.
+ */
+export class MergeInputError extends Error {
+  override readonly name = 'MergeInputError';
+  constructor(
+    readonly input: number,
+    readonly reason: CorruptFinding['reason'],
+    readonly detail: string,
+    readonly site: FaultSite,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(`merge input ${input}: ${detail}`, options?.cause !== undefined ? { cause: options.cause } : undefined);
+  }
 }
 
 /** How a merge is cut to its budget. */
@@ -70,12 +96,25 @@ interface Cursor {
   key: RowSortKey;
 }
 
+/** Decodes one slice of input `input`, attributing a failure that is not a storage fault to that input. */
 async function readRows(
-  file: ParquetFileHandle,
+  inputs: readonly ParquetFileHandle[],
+  input: number,
   group: number,
+  tenant: string | undefined,
   rows?: { start: number; end: number },
 ): Promise<StoredLogRow[]> {
-  return decodeLogRows(await file.readRowGroup(group, LOG_COLUMN_NAMES, rows));
+  const site: FaultSite = { kind: 'rows', group, ...(rows !== undefined ? { rows } : {}) };
+  let decoded: StoredLogRow[];
+  try {
+    decoded = decodeLogRows(await inputs[input]!.readRowGroup(group, LOG_COLUMN_NAMES, rows));
+  } catch (e) {
+    if (isStorageFault(e)) throw e;
+    throw new MergeInputError(input, 'parquet_unreadable', detailOf(e), site, { cause: e });
+  }
+  const problem = tenant === undefined ? null : tenantProblem(decoded, tenant);
+  if (problem !== null) throw new MergeInputError(input, problem.reason, problem.detail, site);
+  return decoded;
 }
 
 /** Sizes the merge: the widest row (footer estimate) decides how many rows one batch may hold. */
@@ -112,21 +151,21 @@ export async function mergeSortedInto(
   const plan = planMerge(inputs, writer.rowGroupRows, options.memoryBudgetBytes);
   if (plan.inMemory) {
     const all: StoredLogRow[] = [];
-    for (const f of inputs) {
+    for (const [i, f] of inputs.entries()) {
       for (const g of f.rowGroups) {
         options.signal?.throwIfAborted();
-        for (const row of await readRows(f, g.index)) all.push(row);
+        for (const row of await readRows(inputs, i, g.index, options.tenant)) all.push(row);
       }
     }
     writer.writeRowGroup(sortRowsStable(all));
     return all.length;
   }
 
-  const slices: { file: ParquetFileHandle; group: number; start: number; end: number }[] = [];
-  for (const f of inputs) {
+  const slices: { input: number; file: ParquetFileHandle; group: number; start: number; end: number }[] = [];
+  for (const [i, f] of inputs.entries()) {
     for (const g of f.rowGroups) {
       for (let start = 0; start < g.numRows; start += plan.batchRows)
-        slices.push({ file: f, group: g.index, start, end: Math.min(g.numRows, start + plan.batchRows) });
+        slices.push({ input: i, file: f, group: g.index, start, end: Math.min(g.numRows, start + plan.batchRows) });
     }
   }
   const cursorRows = Math.min(RUN_BUDGET_ROWS, plan.batchRows);
@@ -140,7 +179,7 @@ export async function mergeSortedInto(
       options.signal?.throwIfAborted();
       const whole = s.start === 0 && s.end === s.file.rowGroups[s.group]?.numRows;
       const sorted = sortRowsStable(
-        await readRows(s.file, s.group, whole ? undefined : { start: s.start, end: s.end }),
+        await readRows(inputs, s.input, s.group, options.tenant, whole ? undefined : { start: s.start, end: s.end }),
       );
       const path = join(scratch, `run-${String(runs.length).padStart(6, '0')}.bin`);
       runs.push({ path, size: await writeSortRun(path, sorted, frameRows) });

@@ -1,7 +1,8 @@
 /**
  * @module @sluice/compaction/testing
  * Helpers for the compaction tests (this package and the compactor role): building partitions of real Parquet
- * files, reading a partition's live set, and DuckDB fingerprints of every column of a set of files.
+ * files, damaging them the ways storage does (truncation, a flipped bit in a page), reading a partition's live set
+ * and the audit events, and DuckDB fingerprints of every column of a set of files.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,9 @@ import {
   dataPartitionPrefix,
   encodeLogsParquet,
   manifestKey,
+  openParquetFile,
   parsePartitionManifest,
+  sourceFromBytes,
   uuidv7,
 } from '@sluice/storage';
 import type { ObjectStore, StoredLogRow } from '@sluice/storage';
@@ -68,6 +71,57 @@ export async function liveKeys(store: ObjectStore, prefix: string): Promise<stri
   return parsePartitionManifest(m)
     .files.map((f) => `${prefix}${f}`)
     .sort(compareKeys);
+}
+
+/** Every key under `prefix`, in key order. */
+export async function keysUnder(store: ObjectStore, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const e of store.list({ prefix })) if (e.kind === 'object') keys.push(e.key);
+  return keys.sort(compareKeys);
+}
+
+/** Cuts the object at `key` to its first half (an upload cut short): its footer is gone. Returns the new bytes. */
+export async function truncateObject(store: ObjectStore, key: string): Promise<Uint8Array> {
+  const bytes = await store.get(key);
+  if (bytes === null) throw new Error(`missing ${key}`);
+  const cut = bytes.slice(0, Math.floor(bytes.byteLength / 2));
+  await store.put(key, cut);
+  return cut;
+}
+
+/**
+ * Flips one bit inside a compressed page of `column` in row group `group` of the data file at `key` (bit rot):
+ * the footer still reads, the page does not decompress. Returns the new bytes.
+ */
+export async function flipPageBit(store: ObjectStore, key: string, column = 'body', group = 0): Promise<Uint8Array> {
+  const bytes = await store.get(key);
+  if (bytes === null) throw new Error(`missing ${key}`);
+  const file = await openParquetFile(sourceFromBytes(bytes));
+  const md = file.metadata.row_groups[group]?.columns.find((c) => c.meta_data?.path_in_schema[0] === column)?.meta_data;
+  if (md === undefined) throw new Error(`no column ${column} in row group ${group}`);
+  const start = Number(md.dictionary_page_offset ?? md.data_page_offset);
+  const end = start + Number(md.total_compressed_size);
+  // The zstd frame magic (28 b5 2f fd) that starts each compressed page body.
+  for (let i = start; i + 3 < end; i++) {
+    if (bytes[i] === 0x28 && bytes[i + 1] === 0xb5 && bytes[i + 2] === 0x2f && bytes[i + 3] === 0xfd) {
+      const out = bytes.slice();
+      out[i + 1] = out[i + 1]! ^ 0x10;
+      await store.put(key, out);
+      return out;
+    }
+  }
+  throw new Error(`no zstd page found in ${column} of row group ${group}`);
+}
+
+/** Every compaction audit event (the `.jsonl` lines under `audit/`), parsed, in key order. */
+export async function auditEvents(store: ObjectStore): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const key of await keysUnder(store, 'audit/')) {
+    if (!key.endsWith('.jsonl')) continue;
+    const text = new TextDecoder().decode((await store.get(key))!);
+    for (const line of text.split('\n')) if (line !== '') out.push(JSON.parse(line) as Record<string, unknown>);
+  }
+  return out;
 }
 
 /** A DuckDB in-memory database reading copies of store objects. */

@@ -26,6 +26,12 @@ export interface TestConfigOptions {
   readonly auth?: { readonly tokensFile: string } | { readonly tokens: string };
   /** Listener connection caps (`querier.max_connections`, `receiver.max_http_connections`, `…grpc…`). */
   readonly maxConnections?: { readonly query?: number; readonly http?: number; readonly grpc?: number };
+  /** `storage.s3.*` call bounds (snake_case keys, e.g. `request_timeout_ms`) to set. */
+  readonly s3Bounds?: Readonly<Record<string, number>>;
+  /** The S3 endpoint to use instead of the server's own (a proxy in front of it). */
+  readonly s3Endpoint?: string;
+  /** `server.shutdown_timeout_secs`. */
+  readonly shutdownTimeoutSecs?: number;
 }
 
 function authYaml(auth: TestConfigOptions['auth']): string {
@@ -52,20 +58,24 @@ export function testConfigYaml(options: TestConfigOptions): string {
   backend: s3
   s3:
     bucket: ${options.s3.bucket}
-    endpoint: ${options.s3.endpoint}
+    endpoint: ${options.s3Endpoint ?? options.s3.endpoint}
     region: us-east-1
     prefix: ''
     access_key_id: \${env:SLUICE_TEST_S3_KEY:-${options.s3.accessKeyId}}
     secret_access_key: \${env:SLUICE_TEST_S3_SECRET:-${options.s3.secretAccessKey}}
     force_path_style: true
-`
+${Object.entries(options.s3Bounds ?? {})
+  .map(([k, v]) => `    ${k}: ${v}\n`)
+  .join('')}`
     : `storage:
   backend: local
   local:
     root: ${JSON.stringify(options.dataDir ?? './data')}
 `;
   const tenant = options.defaultTenant === undefined ? 'default' : options.defaultTenant;
-  return `${storage}receiver:
+  const server =
+    options.shutdownTimeoutSecs === undefined ? '' : `server:\n  shutdown_timeout_secs: ${options.shutdownTimeoutSecs}\n`;
+  return `${server}${storage}receiver:
   enabled: ${options.receiver ?? true}
   grpc_addr: 127.0.0.1:0
   http_addr: 127.0.0.1:0

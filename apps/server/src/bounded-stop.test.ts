@@ -9,12 +9,15 @@ import { stopWithin, type StopTimers } from './bounded-stop.js';
 import type { RunningServer, StopStage } from './start-server.js';
 
 /** Timers fired by hand. */
-function manualTimers(): StopTimers & { fire(): void; pending(): number } {
+function manualTimers(): StopTimers & { fire(): void; pending(): number; readonly armedMs: number[] } {
   const armed = new Map<number, () => void>();
+  const armedMs: number[] = [];
   let next = 0;
   return {
-    setTimeout(cb) {
+    armedMs,
+    setTimeout(cb, ms) {
       armed.set(++next, cb);
+      armedMs.push(ms);
       return next;
     },
     clearTimeout(h) {
@@ -61,6 +64,7 @@ describe('a bounded stop (server.shutdown_timeout_secs)', () => {
     const timers = manualTimers();
     const { server } = fakeServer(['compactor', 'querier', 'receiver']);
     const outcome = stopWithin(server, 30_000, timers);
+    assert.deepEqual(timers.armedMs, [30_000], 'one timer, at the bound');
     await Promise.resolve();
     timers.fire();
     const o = await outcome;

@@ -220,6 +220,30 @@ describe('the sink over a real WAL and store', () => {
     assert.deepEqual((await readCheckpoint(f.walDir))?.position, last);
   });
 
+  test('a size flush that keeps failing gives up after 3 attempts once a shutdown is asked for: run() resolves, nothing is checkpointed, the WAL keeps the rows', async () => {
+    const f = await fixture('silent', 12, 40, 16 * 1024);
+    const last = f.positions.at(-1)!;
+    // Object storage that never accepts a data file (a blackholed endpoint, after the store's own retries).
+    const store = recordingStore(f.store, (key) => key.startsWith('data/'));
+    const events: SinkEvent[] = [];
+    const sink = createSinkLoop({
+      settings: settingsFor(f.walDir, last, 8 * 1024),
+      store,
+      emit: (e) => events.push(e),
+    });
+    const running = sink.run();
+    // Wait for the replay's size flush to be failing, then ask for the stop.
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'flush_failed'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.ok(events.some((e) => e.type === 'flush_failed' && e.trigger === 'size'), JSON.stringify(events));
+    sink.shutdown(last);
+    await running;
+    const failed = events.filter((e) => e.type === 'flush_failed');
+    assert.equal(failed.length, 3, 'three attempts, then the run ends: the rest of the WAL is not flushed either');
+    assert.equal(events.filter((e) => e.type === 'flushed').length, 0);
+    assert.equal(await readCheckpoint(f.walDir), null, 'nothing checkpointed: the WAL keeps every row');
+  });
+
   test('a restart from the checkpoint re-mines the rest of the WAL to the template ids of an uninterrupted run', async () => {
     const whole = await fixture('whole', 8, 50);
     const wholeLast = whole.positions.at(-1)!;

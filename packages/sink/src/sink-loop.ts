@@ -107,8 +107,9 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
   }
 
   /**
-   * Flushes, retrying with backoff until it succeeds (at shutdown, gives up after 3 tries: the WAL keeps the
-   * data). Every retry stores the same plan under the same keys: what a failed attempt stored is not stored again.
+   * Flushes, retrying with backoff until it succeeds (once a shutdown is asked for, gives up after 3 tries: the WAL
+   * keeps the data). Every retry stores the same plan under the same keys: what a failed attempt stored is not
+   * stored again.
    */
   async function flushWithRetry(miner: Miner, trigger: FlushTrigger): Promise<boolean> {
     const flush = takeFlush(miner);
@@ -122,7 +123,9 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
       } catch (error) {
         // Nothing is lost: the checkpoint has not moved, and the plan is stored again (same keys).
         emit({ type: 'flush_failed', trigger, message: error instanceof Error ? error.message : String(error) });
-        if (trigger === 'shutdown' && attempt >= 3) return false;
+        // Once a shutdown is asked for, a flush under way (an age or size flush that started before it) gives
+        // up like the shutdown's own: retrying forever against a silent endpoint would hold the stop open.
+        if ((trigger === 'shutdown' || shutdown !== null) && attempt >= 3) return false;
         await sleep(delayMs);
         delayMs = Math.min(delayMs * 2, 30_000);
         continue;
@@ -178,7 +181,8 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
           consumed = frame.position;
           if (!replayed) replayedExports++;
           const due = dueTrigger();
-          if (due !== null && due !== 'age') await flushWithRetry(miner, due);
+          // A flush given up at shutdown ends the run: the rest of the WAL stays for the next start.
+          if (due !== null && due !== 'age' && !(await flushWithRetry(miner, due))) return;
         }
         // Everything through `until` is consumed, even when it held no frame (an empty WAL at startup).
         consumed = maxPosition(consumed, until);
@@ -194,7 +198,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
       }
       const due = dueTrigger();
       if (due !== null) {
-        await flushWithRetry(miner, due);
+        if (!(await flushWithRetry(miner, due))) return;
         continue;
       }
       const at = now();

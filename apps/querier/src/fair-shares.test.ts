@@ -226,6 +226,51 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.deepEqual([(await probing).status, (await fallback).status], [200, 200]);
   });
 
+  test('a light query whose run outgrows the light lane while the general lane could not take it at once finishes on the light lane instead of being moved and refused; a probe is moved', async () => {
+    const timers = new ManualTimers();
+    const { h, general, lightWorkers } = lanes({
+      maxConcurrent: 1,
+      maxQueued: 0,
+      queryTimeoutMs: 30_000,
+      timers,
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
+    });
+    const first = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 1, 'probe');
+    lightWorkers.calls[0]?.finish();
+    assert.equal((await first).status, 200);
+    // Remembered as heavy: refused on both lanes.
+    const heavy = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 2, 'probing');
+    lightWorkers.calls[1]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+    await until(() => general.calls.length === 1, 'moved');
+    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
+    assert.equal((await heavy).status, 422);
+    // The storm holds the only general permit (no queue): the general lane cannot take anything at once.
+    const storm = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 2, 'the storm holding the general permit');
+    const slow = tracked(query(h, 'acme', { query: DASHBOARD }));
+    await until(() => lightWorkers.calls.length === 3, 'the light query on the light lane');
+    timers.advance(1500);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(lightWorkers.calls[2]?.stopped, false, 'not stopped at light_query_ms');
+    assert.equal(general.calls.length, 2, 'not moved');
+    lightWorkers.calls[2]?.finish();
+    assert.equal((await slow.promise).status, 200);
+    // A probe in the same spot is moved (and refused by the full general lane).
+    const unknown = tracked(query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` }));
+    await until(() => lightWorkers.calls.length === 4, 'the probe on the light lane');
+    timers.advance(1000);
+    await until(() => lightWorkers.calls[3]?.stopped === true, 'the probe stopped at light_query_ms');
+    const refused = await unknown.promise;
+    assert.equal(refused.json.error.kind, 'query_queue_full', JSON.stringify(refused.json));
+    general.calls[1]?.finish();
+    assert.equal((await storm).status, 200);
+    assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
+  });
+
   test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {
     const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,

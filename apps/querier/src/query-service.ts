@@ -149,6 +149,8 @@ interface AttemptContext {
   readonly fingerprint: string | null;
   /** Execution time already spent on an earlier attempt (a probe moved off the light lane); part of the cost. */
   spentMs: number;
+  /** Admitted to the light lane as a light query (not a probe): it may outstay light_query_ms there. */
+  knownLight: boolean;
   /** The cost of a light-lane run that was moved, until the request's general run records its own. */
   movedCost: RunCost | null;
   /** Another query executed beside an earlier attempt (the deadline's 422/503 rule looks at the whole request). */
@@ -198,13 +200,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         fingerprint,
         spentMs: 0,
         movedCost: null,
+        knownLight: false,
         overlapped: false,
       };
       if (light !== undefined && fingerprint !== null) {
         // Light: the light lane (it may queue there). Unknown, or slow and never light: a probe run on the light
         // lane, only when a light permit is free right now, so it can prove itself light without waiting there
         // (queueing would let a storm's slow queries hold light permits one after another). A light-lane run
-        // that outgrows the lane (light_query_ms) is moved to the general lane. One probe per fingerprint at a
+        // that outgrows the lane (light_query_ms) is moved to the general lane — unless it is a light query and
+        // the general lane could not take it at once: then it finishes here. One probe per fingerprint at a
         // time: twelve copies of an unknown heavy query arriving together would otherwise take every light
         // permit for light_query_ms each.
         const choice = light.costs.laneOf(fingerprint);
@@ -213,6 +217,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         if (choice === 'light' || probe) {
           if (probe) probing.add(fingerprint);
           let outcome: ServiceOutcome | 'moved';
+          context.knownLight = choice === 'light';
           try {
             outcome = await attempt(context, 'light');
           } finally {
@@ -276,6 +281,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (onLight && (deadline === null || light.laneMs < deadline.ms)) {
         armed.push(
           timers.setTimeout(() => {
+            // Moving a run throws its work away, and under a storm the general lane would refuse it at once
+            // (its tenant at its share, every permit held): a query known to be light then finishes here,
+            // bounded by its deadline. A probe is always moved: it has not shown it belongs here.
+            if (context.knownLight && !gate.admitsAtOnce(tenant)) return;
             stoppedBy ??= 'lane';
             stop.abort();
           }, light.laneMs),

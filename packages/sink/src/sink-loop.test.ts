@@ -235,7 +235,10 @@ describe('the sink over a real WAL and store', () => {
     // Wait for the replay's size flush to be failing, then ask for the stop.
     for (let i = 0; i < 200 && !events.some((e) => e.type === 'flush_failed'); i++)
       await new Promise((r) => setTimeout(r, 10));
-    assert.ok(events.some((e) => e.type === 'flush_failed' && e.trigger === 'size'), JSON.stringify(events));
+    assert.ok(
+      events.some((e) => e.type === 'flush_failed' && e.trigger === 'size'),
+      JSON.stringify(events),
+    );
     sink.shutdown(last);
     await running;
     const failed = events.filter((e) => e.type === 'flush_failed');

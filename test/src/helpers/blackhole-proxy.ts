@@ -10,7 +10,8 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /** What the proxy does with traffic. */
-export type ProxyMode = { readonly kind: 'open' } | { readonly kind: 'blackhole' } | { readonly kind: 'delay'; readonly ms: number };
+export type ProxyMode =
+  { readonly kind: 'open' } | { readonly kind: 'blackhole' } | { readonly kind: 'delay'; readonly ms: number };
 
 /** A running proxy. */
 export interface BlackholeProxy {

@@ -74,7 +74,9 @@ ${Object.entries(options.s3Bounds ?? {})
 `;
   const tenant = options.defaultTenant === undefined ? 'default' : options.defaultTenant;
   const server =
-    options.shutdownTimeoutSecs === undefined ? '' : `server:\n  shutdown_timeout_secs: ${options.shutdownTimeoutSecs}\n`;
+    options.shutdownTimeoutSecs === undefined
+      ? ''
+      : `server:\n  shutdown_timeout_secs: ${options.shutdownTimeoutSecs}\n`;
   return `${server}${storage}receiver:
   enabled: ${options.receiver ?? true}
   grpc_addr: 127.0.0.1:0

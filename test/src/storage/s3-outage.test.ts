@@ -79,7 +79,10 @@ async function exportLogs(sluice: SluiceProcess, records: TestLog[]): Promise<vo
   try {
     await exportBatch(
       exporter,
-      await buildSdkRecords({ resource: { 'service.name': 'outage' }, scopeName: 'outage', scopeVersion: '1' }, records),
+      await buildSdkRecords(
+        { resource: { 'service.name': 'outage' }, scopeName: 'outage', scopeVersion: '1' },
+        records,
+      ),
     );
   } finally {
     await exporter.shutdown();

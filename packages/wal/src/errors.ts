@@ -1,12 +1,13 @@
 /**
  * @module errors
  * The one error class of the WAL. Callers branch on `code`, never on the message:
- * `WAL_IO` and `WAL_CLOSED` are transient for an exporter (answer 503), `WAL_FRAME_TOO_LARGE` is the
+ * `WAL_IO`, `WAL_FENCED` (refused at once while fenced after an I/O failure) and `WAL_CLOSED` are transient for
+ * an exporter (answer 503), `WAL_FRAME_TOO_LARGE` is the
  * client's fault (413), `WAL_CORRUPT` stops the process before it listens.
  */
 
 /** Why a WAL operation failed. */
-export type WalErrorCode = 'WAL_CORRUPT' | 'WAL_IO' | 'WAL_FRAME_TOO_LARGE' | 'WAL_CLOSED';
+export type WalErrorCode = 'WAL_CORRUPT' | 'WAL_IO' | 'WAL_FENCED' | 'WAL_FRAME_TOO_LARGE' | 'WAL_CLOSED';
 
 /** Options of {@link WalError}. */
 export interface WalErrorOptions {
@@ -27,12 +28,17 @@ export class WalError extends Error {
   readonly file: string | undefined;
   /** The byte offset in {@link WalError.file} concerned, if any. */
   readonly offset: number | undefined;
+  /** The errno name of the underlying failure (`EIO`, `ENOSPC`…), when there is one. */
+  readonly errno: string | undefined;
 
   constructor(code: WalErrorCode, message: string, options: WalErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.file = options.file;
     this.offset = options.offset;
+    const errno = (options.cause as { code?: unknown } | undefined)?.code;
+    this.errno =
+      typeof errno === 'string' ? errno : options.cause instanceof WalError ? options.cause.errno : undefined;
   }
 }
 

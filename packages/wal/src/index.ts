@@ -16,8 +16,10 @@ export {
   segmentFileName,
   parseSegmentFileName,
 } from './frame-codec.js';
-export { openWal } from './wal.js';
-export type { Wal, WalOptions, WalStats } from './wal.js';
+export { DEFAULT_FENCE_RETRY_MS, openWal } from './wal.js';
+export type { Wal, WalFencedEvent, WalOptions, WalResumedEvent, WalState, WalStats } from './wal.js';
+export { nodeFilePort } from './file-port.js';
+export type { WalFilePort } from './file-port.js';
 export type { RecoveryReport, RecoveredSegment } from './recovery.js';
 export { readWal, createWalReader } from './wal-reader.js';
 export type { ReadWalOptions, WalEntry, WalReader } from './wal-reader.js';

@@ -4,13 +4,23 @@
  */
 import { test, describe } from 'node:test';
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
 import { openWal } from './wal.js';
+import type { WalFencedEvent, WalResumedEvent } from './wal.js';
 import { WalError } from './errors.js';
 import { compareWalPositions } from './position.js';
 import type { WalPosition } from './position.js';
 import { FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES } from './frame-codec.js';
 import { readWal } from './wal-reader.js';
-import { checkPatternPayload, patternPayload, readAll, removeDir, segmentNames, tempDir } from './testing/helpers.js';
+import {
+  checkPatternPayload,
+  patternPayload,
+  readAll,
+  removeDir,
+  segmentNames,
+  tempDir,
+  until,
+} from './testing/helpers.js';
 
 void describe('append and read back', () => {
   void test('appends resolve with strictly increasing positions and readWal returns exactly the payloads in order', async () => {
@@ -224,24 +234,43 @@ void describe('limits and lifecycle', () => {
 });
 
 void describe('failure handling', () => {
-  void test('a failed rotation fails the WAL closed: queued and later appends reject with WAL_IO, nothing more is acknowledged', async () => {
+  void test('a failed rotation fences the WAL: queued appends reject WAL_IO, later ones WAL_FENCED at once, and appends resume once the next segment can be created', async () => {
     const dir = tempDir();
     try {
-      const errors: WalError[] = [];
-      const wal = await openWal({ dir, groupCommitMs: 1, segmentBytes: 200, onSyncError: (e) => errors.push(e) });
+      const fenced: WalFencedEvent[] = [];
+      const resumed: WalResumedEvent[] = [];
+      const wal = await openWal({
+        dir,
+        groupCommitMs: 1,
+        segmentBytes: 200,
+        fenceRetryMs: 50,
+        onFenced: (e) => fenced.push(e),
+        onResumed: (e) => resumed.push(e),
+      });
       await wal.append(patternPayload(0, 50));
       removeDir(dir); // the next segment cannot be created
       const filling = wal.append(patternPayload(1, 200)); // reaches segmentBytes → rotation
       const queued = wal.append(patternPayload(2, 10)); // waits for the rotation
-      await filling; // its bytes were fdatasync'd in the old segment before the rotation failed
-      const isIo = (e: unknown): boolean => e instanceof WalError && e.code === 'WAL_IO';
-      await assert.rejects(queued, isIo);
-      await assert.rejects(wal.append(patternPayload(3, 10)), isIo);
-      assert.equal(errors.length, 1);
-      assert.equal(wal.stats().failed, true);
-      const durable = wal.durablePosition();
+      const filled = await filling; // its bytes were fdatasync'd in the old segment before the rotation failed
+      await assert.rejects(queued, (e: unknown) => e instanceof WalError && e.code === 'WAL_IO');
+      await assert.rejects(
+        wal.append(patternPayload(3, 10)),
+        (e: unknown) => e instanceof WalError && e.code === 'WAL_FENCED',
+      );
+      const state = wal.state();
+      assert.equal(state.status, 'fenced');
+      assert.equal(wal.stats().fenced, true);
+      assert.deepEqual(wal.durablePosition(), filled);
+      await until(() => fenced.length === 1);
+      assert.equal(fenced[0]!.cut, false, 'the cut cannot create the next segment while the directory is gone');
+      assert.equal(fenced[0]!.error.errno, 'ENOENT');
+      fs.mkdirSync(dir);
+      await until(() => wal.state().status === 'ok');
+      assert.equal(resumed.length, 1);
+      const after = await wal.append(patternPayload(4, 10));
+      assert.deepEqual(after, { segment: 2, offset: SEGMENT_HEADER_BYTES + FRAME_HEADER_BYTES + 10 });
+      assert.deepEqual((await readAll(dir, null, after)).map(checkPatternPayload), [4]);
       await wal.close();
-      assert.deepEqual(wal.durablePosition(), durable);
     } finally {
       removeDir(dir);
     }

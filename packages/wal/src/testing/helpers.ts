@@ -60,3 +60,12 @@ export function snapshotDir(src: string): string {
   for (const n of fs.readdirSync(src)) fs.copyFileSync(join(src, n), join(dst, n));
   return dst;
 }
+
+/** Resolves once `condition()` holds, polling every few ms; rejects after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

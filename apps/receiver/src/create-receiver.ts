@@ -7,7 +7,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { splitHostPort, type SluiceConfig } from '@sluice/config';
-import { compareWalPositions, openWal, readCheckpoint, type Wal, type WalPosition } from '@sluice/wal';
+import {
+  compareWalPositions,
+  openWal,
+  readCheckpoint,
+  type Wal,
+  type WalFilePort,
+  type WalPosition,
+} from '@sluice/wal';
 import { createIngestService, type IngestObserver } from './ingest-service.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from './otlp-grpc-server.js';
 import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js';
@@ -15,6 +22,7 @@ import type { Probes } from '@sluice/core';
 import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import { startSink, type Sink, type SinkObserver } from './sink.js';
 import { storageSettingsFrom } from '@sluice/storage';
+import { walNotReadyReason, type WalObserver } from './wal-health.js';
 
 /** What the receiver needs from its composition root. */
 export interface ReceiverDeps {
@@ -26,13 +34,17 @@ export interface ReceiverDeps {
   readonly connectionCaps: { readonly http: ConnectionCap; readonly grpc: ConnectionCap };
   readonly ingestObserver?: IngestObserver;
   readonly sinkObserver?: SinkObserver;
+  /** Told when the WAL fences after an I/O failure and when it resumes. */
+  readonly walObserver?: WalObserver;
+  /** The WAL writer's file operations; default the real file system (tests inject faults here). */
+  readonly walFilePort?: WalFilePort;
 }
 
 /** A running receiver. */
 export interface Receiver {
   readonly httpAddress: AddressInfo;
   readonly grpcPort: number;
-  /** `null` when ready, else why not. */
+  /** `null` when ready, else every reason why not (joined by `; `). */
   notReadyReason(): string | null;
   /** Resolves when the WAL present at startup has been replayed. */
   whenReplayed(): Promise<void>;
@@ -61,6 +73,9 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     dir: rc.walDir,
     groupCommitMs: rc.wal.groupCommitMs,
     segmentBytes: rc.wal.segmentBytes,
+    ...(deps.walFilePort ? { filePort: deps.walFilePort } : {}),
+    onFenced: (event) => deps.walObserver?.fenced(event),
+    onResumed: (event) => deps.walObserver?.resumed(event),
   });
   const sink: Sink = startSink(
     {
@@ -77,6 +92,12 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   wal.onDurable((position) => sink.durable(position));
 
   let stopping = false;
+  // Every reason the receiver should get no traffic; each check is independent, so /readyz names all that hold.
+  const readinessChecks: ReadonlyArray<() => string | null> = [
+    () => (stopping ? 'receiver shutting down' : null),
+    () => (sink.replayed ? null : 'WAL replay in progress'),
+    () => walNotReadyReason(wal.state()),
+  ];
   const busyReason = (): string | null => {
     if (stopping) return 'the receiver is shutting down; retry';
     if (wal.backlogBytes(sink.checkpoint) > rc.wal.maxBacklogBytes) {
@@ -113,8 +134,8 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     httpAddress,
     grpcPort,
     notReadyReason() {
-      if (stopping) return 'receiver shutting down';
-      return sink.replayed ? null : 'WAL replay in progress';
+      const reasons = readinessChecks.map((check) => check()).filter((r): r is string => r !== null);
+      return reasons.length === 0 ? null : reasons.join('; ');
     },
     whenReplayed: () => sink.whenReplayed(),
     unfinished() {

@@ -8,4 +8,5 @@ export type { Receiver, ReceiverDeps } from './create-receiver.js';
 export type { IngestObserver } from './ingest-service.js';
 export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outcome.js';
 export type { SinkObserver } from './sink.js';
+export type { WalObserver } from './wal-health.js';
 export type { FromSinkWorker, FlushTrigger } from './sink-protocol.js';

@@ -76,6 +76,22 @@ describe('ingest service', () => {
     assert.equal(outcome.status, 'unavailable');
   });
 
+  test('a fenced WAL refuses at once: 503 with Retry-After and a message naming the fence, not the WAL error text', async () => {
+    const fenced: WalAppender = {
+      append: () =>
+        Promise.reject(
+          Object.assign(new Error('WAL fenced since … after: EIO (/var/wal/1.wal)'), { code: 'WAL_FENCED' }),
+        ),
+    };
+    const service = createIngestService({ wal: fenced, busyReason: () => null, maxInflightBytes: 1 << 20 });
+    const outcome = await service.ingest('http_protobuf', 'default', body);
+    assert.deepEqual(outcome, {
+      status: 'unavailable',
+      message: 'the write-ahead log is fenced after a disk error and refuses exports until it recovers; retry',
+      retryAfterSecs: 1,
+    });
+  });
+
   test('undecodable bodies are refused before the WAL', async () => {
     const wal = gatedWal();
     const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 1 << 20 });

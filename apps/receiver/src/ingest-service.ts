@@ -75,8 +75,18 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       try {
         await wal.append(encodeWalExport(tenant, encoding, body));
       } catch (error) {
-        const tooLarge = (error as { code?: string }).code === 'WAL_FRAME_TOO_LARGE';
-        if (tooLarge) return finish({ status: 'too_large', message: 'export is larger than the WAL frame limit' });
+        const code = (error as { code?: string }).code;
+        if (code === 'WAL_FRAME_TOO_LARGE') {
+          return finish({ status: 'too_large', message: 'export is larger than the WAL frame limit' });
+        }
+        if (code === 'WAL_FENCED') {
+          // Refused before anything was written; /readyz names the fence, the log has the errno and the file.
+          return finish({
+            status: 'unavailable',
+            message: 'the write-ahead log is fenced after a disk error and refuses exports until it recovers; retry',
+            retryAfterSecs: RETRY_AFTER_SECS,
+          });
+        }
         return finish({
           status: 'unavailable',
           message: 'the write-ahead log could not make the export durable; retry',

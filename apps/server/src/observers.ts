@@ -5,7 +5,7 @@
 import type { Meter } from '@opentelemetry/api';
 import type { ListenerCap, RefusalKind } from '@sluice/edge';
 import type { QueryObserver } from '@sluice/querier';
-import type { FromSinkWorker, IngestObserver, SinkObserver } from '@sluice/receiver';
+import type { FromSinkWorker, IngestObserver, SinkObserver, WalObserver } from '@sluice/receiver';
 import {
   ATTR_ERROR_TYPE,
   ATTR_SLUICE_CONNECTION_REFUSAL,
@@ -40,6 +40,32 @@ export function createIngestObserver(meter: Meter): IngestObserver {
     refused(protocol, outcome) {
       const attrs = { [ATTR_SLUICE_INGEST_PROTOCOL]: protocol, [ATTR_ERROR_TYPE]: outcome.status };
       m.batches.add(1, attrs);
+    },
+  };
+}
+
+/**
+ * One line when the WAL fences (errno, the operation and file it failed on, where it was cut back to) and one when it
+ * resumes (docs/design/wal.md, "Fence and resume"). The file and errno are for the operator; clients never see them.
+ */
+export function createWalObserver(log: Logger): WalObserver {
+  return {
+    fenced(event) {
+      log.error('WAL fenced after an I/O error; exports are refused (503) until it resumes', {
+        errno: event.error.errno ?? null,
+        error: event.error.message,
+        file: event.error.file ?? null,
+        durable_position: `${event.durable.segment}:${event.durable.offset}`,
+        cut: event.cut,
+        ...(event.cutError !== null ? { cut_error: event.cutError.message } : {}),
+      });
+    },
+    resumed(event) {
+      log.info('WAL resumed; exports are accepted again', {
+        errno: event.error.errno ?? null,
+        fenced_ms: event.fencedMs,
+        durable_position: `${event.durable.segment}:${event.durable.offset}`,
+      });
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   createIngestObserver,
   createQueryObserver,
   createSinkObserver,
+  createWalObserver,
   samplePoolGauges,
 } from './observers.js';
 
@@ -98,6 +99,7 @@ export async function startServer(
       connectionCaps: { http: capOf('otlp_http'), grpc: capOf('otlp_grpc') },
       ingestObserver: createIngestObserver(telemetry.meter),
       sinkObserver: createSinkObserver(telemetry.meter, log),
+      walObserver: createWalObserver(log),
     });
     const http = `${receiver.httpAddress.address}:${receiver.httpAddress.port}`;
     const grpcHost = config.receiver.grpcAddr.slice(0, config.receiver.grpcAddr.lastIndexOf(':'));

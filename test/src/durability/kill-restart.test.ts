@@ -1,12 +1,17 @@
 /**
  * Ack means durable: kill -9 the gateway at random moments during a steady export stream, restart it on the
  * same WAL and store, and check that every acknowledged record is in Parquet in the end (count and content).
+ * Replay is asserted, not assumed: after each kill the test counts the WAL frames past the checkpoint (what the
+ * next start must replay), and each restart must report exactly that many replayed exports. The last kill lands in
+ * a run whose flush age is an hour, so its acknowledged exports are all past the checkpoint and that restart
+ * must replay them.
  * Cycles: SLUICE_KILL_CYCLES (default 20; `npm run soak:durability` runs more).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { encodeLogsProtobuf } from '@sluice/otlp';
+import { openWal, readCheckpoint, readWal } from '@sluice/wal';
 import { post } from '../helpers/http-client.js';
 import { makeRecords } from '../helpers/records.js';
 import { readStoredRows } from '../helpers/read-store.js';
@@ -29,6 +34,36 @@ function prng(seed: number): () => number {
   };
 }
 
+/** WAL frames past the checkpoint: what the next start replays. Opening the WAL heals a torn tail as the start would. */
+async function framesPastCheckpoint(walDir: string): Promise<number> {
+  // The gateway's default segment size, so this open never starts a segment the gateway would not have.
+  const wal = await openWal({ dir: walDir, groupCommitMs: 10, segmentBytes: 134_217_728 });
+  try {
+    const checkpoint = await readCheckpoint(walDir);
+    let frames = 0;
+    for await (const frame of readWal(walDir, checkpoint?.position ?? null, wal.durablePosition())) {
+      void frame;
+      frames++;
+    }
+    return frames;
+  } finally {
+    await wal.close();
+  }
+}
+
+/** The `exports` of the start's "sink replayed the WAL" line (it comes before /readyz answers 200). */
+async function replayedExports(server: { logs: string[] }): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    for (const line of server.logs) {
+      const m = /"msg":"sink replayed the WAL".*"exports":(\d+)/.exec(line);
+      if (m !== null) return Number(m[1]);
+    }
+    if (Date.now() > deadline) throw new Error(`no replay line:\n${server.logs.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 test(
   `kill -9 at random moments during a steady export stream loses no acknowledged record (${CYCLES} cycles)`,
   { timeout: 30 * 60_000 },
@@ -37,13 +72,34 @@ test(
     const random = prng(seed);
     const dir = tempDir('kill');
     const dataDir = join(dir, 'data');
-    const config = testConfigYaml({ walDir: join(dir, 'wal'), dataDir, flushAgeSecs: 1, groupCommitMs: 10 });
+    const walDir = join(dir, 'wal');
+    const config = testConfigYaml({ walDir, dataDir, flushAgeSecs: 1, groupCommitMs: 10 });
+    // No age flush within a cycle: everything the last cycle acknowledges is past the checkpoint at its kill.
+    const noFlushConfig = testConfigYaml({ walDir, dataDir, flushAgeSecs: 3600, groupCommitMs: 10 });
     const acked = new Set<number>(); // batch numbers
     let nextBatch = 0;
     let replays = 0;
+    let mustReplay = 0; // frames past the checkpoint after the previous kill
 
     for (let cycle = 0; cycle < CYCLES; cycle++) {
-      const server = await spawnSluice(config, { dir });
+      const last = cycle === CYCLES - 1;
+      const server = await spawnSluice(last ? noFlushConfig : config, { dir });
+      // Exports start once the replay is done, so the replay count is exactly the frames found after the kill.
+      let replayed: number;
+      try {
+        await server.waitReady();
+        replayed = await replayedExports(server);
+        assert.equal(
+          replayed,
+          mustReplay,
+          `cycle ${cycle}: replayed exports vs frames past the checkpoint (seed ${seed})`,
+        );
+      } catch (error) {
+        await server.kill(); // never leave a gateway running behind a failed assertion
+        throw error;
+      }
+      if (replayed > 0) replays++;
+      const ackedBefore = acked.size;
       let running = true;
       const loops = Array.from({ length: EXPORTERS }, async () => {
         while (running) {
@@ -62,13 +118,30 @@ test(
       await server.kill();
       running = false;
       await Promise.all(loops);
-      if (server.logs.some((l) => /"msg":"sink replayed the WAL".*"exports":[1-9]/.test(l))) replays++;
+      mustReplay = await framesPastCheckpoint(walDir);
+      if (last) {
+        const ackedInCycle = acked.size - ackedBefore;
+        assert.ok(ackedInCycle > 0, `the last cycle acknowledged exports (seed ${seed})`);
+        assert.ok(
+          mustReplay >= ackedInCycle,
+          `no flush ran, so its ${ackedInCycle} acknowledged exports are past the checkpoint`,
+        );
+      }
     }
-    // Final clean run: replay whatever the last kill left in the WAL, flush, stop.
-    const last = await spawnSluice(config, { dir });
-    await last.waitReady();
-    const exit = await last.stop();
-    assert.equal(exit.code, 0, last.logs.join('\n'));
+    // Final clean run: replay whatever the last kill left in the WAL (it must: see above), flush, stop.
+    const final = await spawnSluice(config, { dir });
+    let finalReplayed: number;
+    try {
+      await final.waitReady();
+      finalReplayed = await replayedExports(final);
+      assert.equal(finalReplayed, mustReplay, `the final start replayed the last kill's WAL (seed ${seed})`);
+    } catch (error) {
+      await final.kill();
+      throw error;
+    }
+    if (finalReplayed > 0) replays++;
+    const exit = await final.stop();
+    assert.equal(exit.code, 0, final.logs.join('\n'));
 
     const rows = await readStoredRows({ backend: 'local', root: dataDir });
     const expected = new Map<bigint, string>();
@@ -89,8 +162,7 @@ test(
     }
     assert.ok(acked.size > CYCLES, `the stream made progress (seed ${seed}): ${acked.size} batches acknowledged`);
     assert.equal(missing, 0, `acknowledged records missing after ${CYCLES} kill -9 cycles (seed ${seed})`);
-    // How many restarts found acknowledged exports to replay depends on where each kill landed relative to the
-    // 1 s flush; it is reported, not asserted (the durability assertion above is the contract).
+    assert.ok(replays > 0, 'at least one restart replayed acknowledged exports from the WAL');
     console.log(
       `kill -9 cycles: ${CYCLES}, acknowledged batches: ${acked.size}, restarts that replayed exports: ${replays}, seed ${seed}`,
     );

@@ -73,6 +73,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     dir: rc.walDir,
     groupCommitMs: rc.wal.groupCommitMs,
     segmentBytes: rc.wal.segmentBytes,
+    fenceRetryMs: rc.wal.fenceRetryMs,
     ...(deps.walFilePort ? { filePort: deps.walFilePort } : {}),
     onFenced: (event) => deps.walObserver?.fenced(event),
     onResumed: (event) => deps.walObserver?.resumed(event),

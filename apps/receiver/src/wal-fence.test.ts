@@ -166,7 +166,7 @@ test('EIO on the WAL fdatasync: 503 + Retry-After and UNAVAILABLE while fenced, 
 
   const ready = await http('GET', '/readyz');
   assert.equal(ready.status, 503);
-  assert.match(ready.text, /write-ahead log is fenced after EIO/);
+  assert.match(ready.text, /write-ahead log is fenced after EIO .*receiver\.wal\.fence_retry_ms/);
   assert.equal((await http('GET', '/healthz')).status, 200, 'liveness stays up: the WAL resumes by itself');
   await until(() => fenced.length === 1);
   assert.equal(fenced[0]!.error.errno, 'EIO');

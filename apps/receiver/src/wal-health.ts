@@ -20,6 +20,6 @@ export function walNotReadyReason(state: WalState): string | null {
   const cause = state.error.errno ?? 'an I/O error';
   return (
     `the write-ahead log is fenced after ${cause} since ${new Date(state.since).toISOString()}; exports are ` +
-    'refused until it resumes (at most once a second, once the disk accepts writes again)'
+    'refused until it resumes by itself once the disk accepts writes again (receiver.wal.fence_retry_ms)'
   );
 }

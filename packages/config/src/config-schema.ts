@@ -252,6 +252,10 @@ const receiverSchema = section({
       'WAL bytes not yet in object storage above which ingest answers 503 (backpressure).',
       4294967296,
     ),
+    fence_retry_ms: integerKey(
+      'After a failed WAL write or fsync: least time exports are refused before the WAL resumes, and the interval between attempts to cut it back to its last acknowledged export, in ms.',
+      1000,
+    ),
   }),
   sink: section({
     flush_age_secs: integerKey('Oldest buffered record age that forces a Parquet flush, in seconds.', 300),

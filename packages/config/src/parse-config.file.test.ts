@@ -56,7 +56,7 @@ describe('parseConfig file mode', () => {
       maxHttpConnections: null,
       maxGrpcConnections: null,
       walDir: './wal',
-      wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296 },
+      wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296, fenceRetryMs: 1000 },
       sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: 1073741824 },
       limits: { maxRequestBytes: 4194304, maxDecompressedBytes: 16777216, maxInflightBytes: 268435456 },
       miner: {
@@ -137,7 +137,12 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.storage.local.root, '/var/lib/sluice');
     assert.equal(c.receiver.grpcAddr, '127.0.0.1:0');
     assert.equal(c.receiver.walDir, '/var/lib/sluice/wal');
-    assert.deepEqual(c.receiver.wal, { groupCommitMs: 5, segmentBytes: 1048576, maxBacklogBytes: 2097152 });
+    assert.deepEqual(c.receiver.wal, {
+      groupCommitMs: 5,
+      segmentBytes: 1048576,
+      maxBacklogBytes: 2097152,
+      fenceRetryMs: 1000,
+    });
     assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushBytes: 65536, ceilingBytes: 1048576 });
     assert.deepEqual(c.receiver.limits, {
       maxRequestBytes: 1024,

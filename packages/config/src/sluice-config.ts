@@ -64,6 +64,8 @@ export interface WalConfig {
   readonly segmentBytes: number;
   /** `max_backlog_bytes`: WAL bytes not yet in object storage above which ingest answers 503. */
   readonly maxBacklogBytes: number;
+  /** `fence_retry_ms`: least time a fenced WAL refuses exports, and the retry interval of its cut (docs/design/wal.md). */
+  readonly fenceRetryMs: number;
 }
 
 /** `receiver.sink`: Parquet flush triggers. */

@@ -49,6 +49,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         groupCommitMs: receiver.wal.group_commit_ms,
         segmentBytes: receiver.wal.segment_bytes,
         maxBacklogBytes: receiver.wal.max_backlog_bytes,
+        fenceRetryMs: receiver.wal.fence_retry_ms,
       },
       sink: {
         flushAgeSecs: receiver.sink.flush_age_secs,

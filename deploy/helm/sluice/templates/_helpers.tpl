@@ -102,7 +102,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- $rconn := include "sluice.pick" (list $r "maxHttpConnections:max_http_connections maxGrpcConnections:max_grpc_connections") | fromJson -}}
 {{- $receiver = merge $receiver $rconn -}}
 {{- $_ := set $receiver "wal_dir" $r.walDir -}}
-{{- $wal := include "sluice.pick" (list $r.wal "groupCommitMs:group_commit_ms segmentBytes:segment_bytes maxBacklogBytes:max_backlog_bytes") | fromJson -}}
+{{- $wal := include "sluice.pick" (list $r.wal "groupCommitMs:group_commit_ms segmentBytes:segment_bytes maxBacklogBytes:max_backlog_bytes fenceRetryMs:fence_retry_ms") | fromJson -}}
 {{- if $wal }}{{ $_ := set $receiver "wal" $wal }}{{ end -}}
 {{- $sink := include "sluice.pick" (list $r.sink "flushAgeSecs:flush_age_secs flushBytes:flush_bytes ceilingBytes:ceiling_bytes") | fromJson -}}
 {{- if $sink }}{{ $_ := set $receiver "sink" $sink }}{{ end -}}

@@ -23,8 +23,16 @@ export type SinkEvent =
       readonly checkpoint: WalPosition;
       readonly templates: number;
     }
-  /** A flush failed; its rows are buffered again and the checkpoint did not move. It is retried. */
-  | { readonly type: 'flush_failed'; readonly trigger: FlushTrigger; readonly message: string }
+  /**
+   * A flush failed; the checkpoint did not move and the same flush is retried after a back-off. `code` is the
+   * error's code when it has one (`ENOSPC` for a full local store volume, `EIO`, …), else `null`.
+   */
+  | {
+      readonly type: 'flush_failed';
+      readonly trigger: FlushTrigger;
+      readonly message: string;
+      readonly code: string | null;
+    }
   /** Periodic buffer level (at most once a second while idle). */
   | { readonly type: 'buffer'; readonly bytes: number; readonly records: number }
   /** WAL records that no longer decode (skipped). */

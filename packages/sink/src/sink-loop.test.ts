@@ -247,6 +247,52 @@ describe('the sink over a real WAL and store', () => {
     assert.equal(await readCheckpoint(f.walDir), null, 'nothing checkpointed: the WAL keeps every row');
   });
 
+  test('a failing flush backs off: new durable frames do not cut the back-off short (a full store is not hammered at the ingest rate)', async () => {
+    const f = await fixture('backoff', 12, 40, 16 * 1024);
+    const last = f.positions.at(-1)!;
+    // A full store volume: every data put fails with ENOSPC until the test frees it.
+    let full = true;
+    const store = recordingStore(f.store, (key) => full && key.startsWith('data/'));
+    const failures: (SinkEvent & { type: 'flush_failed' })[] = [];
+    const sink = createSinkLoop({
+      settings: settingsFor(f.walDir, last, 8 * 1024),
+      store: Object.assign(Object.create(store) as ObjectStore, {
+        async put(key: string, bytes: Uint8Array, options?: Parameters<ObjectStore['put']>[2]) {
+          try {
+            return await store.put(key, bytes, options);
+          } catch (error) {
+            throw Object.assign(new Error(`ENOSPC: no space left on device, open '${key}'`), {
+              code: 'ENOSPC',
+              cause: error,
+            });
+          }
+        },
+      }),
+      emit: (e) => {
+        if (e.type === 'flush_failed') failures.push(e);
+      },
+    });
+    const running = sink.run();
+    for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(failures[0]?.code, 'ENOSPC', 'the failure carries the error code');
+    // 600 ms of a steady stream telling the sink about new durable frames every 5 ms. The back-off (250 ms, then
+    // 500 ms) allows at most two more attempts in that time; waking on every durable frame would make ~100.
+    const streamStart = failures.length;
+    const until = Date.now() + 600;
+    while (Date.now() < until) {
+      sink.durable(last);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const during = failures.length - streamStart;
+    assert.ok(during <= 2, `${during} attempts in 600 ms of durable frames`);
+    full = false;
+    sink.shutdown(last);
+    await running;
+    const rows = await storedRows(f.store);
+    assert.deepEqual(rows.map((r) => bodyOf(r.record)).sort(), f.records.map(bodyOf).sort(), 'each row once');
+    assert.deepEqual((await readCheckpoint(f.walDir))?.position, last);
+  });
+
   test('a restart from the checkpoint re-mines the rest of the WAL to the template ids of an uninterrupted run', async () => {
     const whole = await fixture('whole', 8, 50);
     const wholeLast = whole.positions.at(-1)!;

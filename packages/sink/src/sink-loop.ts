@@ -58,6 +58,12 @@ export interface SinkLoop {
 const maxPosition = (a: WalPosition | null, b: WalPosition | null): WalPosition | null =>
   a === null ? b : b === null ? a : compareWalPositions(a, b) >= 0 ? a : b;
 
+/** The `code` of a Node system error (`ENOSPC`, `EIO`, …) or of a storage error, else `null`. */
+function errorCode(error: unknown): string | null {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : null;
+}
+
 function decode(encoding: OtlpEncoding, body: Uint8Array): Result<LogRecord[], { message: string }> {
   return encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body);
 }
@@ -70,7 +76,8 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
   let target: WalPosition | null = settings.replayTarget;
   let consumed: WalPosition | null = null;
   let shutdown: { position: WalPosition | null } | null = null;
-  let wake: (() => void) | null = null;
+  /** Ends the current sleep early; `onDurable` is false for a retry's back-off, which only a shutdown cuts short. */
+  let wake: { readonly resolve: () => void; readonly onDurable: boolean } | null = null;
   let pendingAudit: TemplateAuditEvent[] = [];
 
   async function loadMiner(): Promise<Miner> {
@@ -122,11 +129,18 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
         written = await storeFlush(store, flush.plan);
       } catch (error) {
         // Nothing is lost: the checkpoint has not moved, and the plan is stored again (same keys).
-        emit({ type: 'flush_failed', trigger, message: error instanceof Error ? error.message : String(error) });
+        emit({
+          type: 'flush_failed',
+          trigger,
+          message: error instanceof Error ? error.message : String(error),
+          code: errorCode(error),
+        });
         // Once a shutdown is asked for, a flush under way (an age or size flush that started before it) gives
         // up like the shutdown's own: retrying forever against a silent endpoint would hold the stop open.
         if ((trigger === 'shutdown' || shutdown !== null) && attempt >= 3) return false;
-        await sleep(delayMs);
+        // New durable frames do not cut the back-off short: under a steady stream they arrive every group
+        // commit, and a full store volume (ENOSPC) would be retried at that rate instead of backing off.
+        await sleep(delayMs, false);
         delayMs = Math.min(delayMs * 2, 30_000);
         continue;
       }
@@ -145,17 +159,20 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
     }
   }
 
-  /** Waits `ms`, or less when {@link SinkLoop.durable} or {@link SinkLoop.shutdown} is called. */
-  function sleep(ms: number): Promise<void> {
+  /** Waits `ms`, or less when {@link SinkLoop.shutdown} (or, with `onDurable`, {@link SinkLoop.durable}) is called. */
+  function sleep(ms: number, onDurable = true): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         wake = null;
         resolve();
       }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
+      wake = {
+        onDurable,
+        resolve: () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        },
       };
     });
   }
@@ -215,12 +232,12 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
   return {
     durable(position) {
       target = maxPosition(target, position);
-      wake?.();
+      if (wake?.onDurable === true) wake.resolve();
     },
     shutdown(position) {
       shutdown = { position };
       target = maxPosition(target, position);
-      wake?.();
+      wake?.resolve();
     },
     run,
   };

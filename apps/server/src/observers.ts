@@ -70,10 +70,19 @@ export function createWalObserver(log: Logger): WalObserver {
   };
 }
 
-/** Sink metrics and logs: flushes, failures, buffer usage, miner state. */
-export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
+/**
+ * Sink metrics and logs: flushes, failures, buffer usage, miner state. A run of failing flushes (an outage, a full
+ * store volume) is logged once when it starts, again only when its error code changes, and once when a flush
+ * succeeds again; every failed attempt is still counted on `sluice.sink.flush.errors`.
+ */
+export function createSinkObserver(
+  meter: Meter,
+  log: Logger,
+  now: () => number = () => performance.now(),
+): SinkObserver {
   const sink = createSinkMetrics(meter);
   const miner = createMinerMetrics(meter);
+  let failing: { readonly since: number; attempts: number; code: string | null } | null = null;
   return {
     message(message: FromSinkWorker) {
       switch (message.type) {
@@ -83,6 +92,13 @@ export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
           sink.flushRecords.add(message.records, attrs);
           sink.bufferUsage.record(0);
           miner.templateCount.record(message.templates);
+          if (failing !== null) {
+            log.info('sink flush succeeded again after failing', {
+              failed_attempts: failing.attempts,
+              failing_secs: Number(((now() - failing.since) / 1000).toFixed(1)),
+            });
+            failing = null;
+          }
           log.info('sink flushed', {
             trigger: message.trigger,
             records: message.records,
@@ -92,13 +108,21 @@ export function createSinkObserver(meter: Meter, log: Logger): SinkObserver {
           });
           break;
         }
-        case 'flush_failed':
+        case 'flush_failed': {
           sink.flushErrors.add(1, { [ATTR_SLUICE_SINK_FLUSH_TRIGGER]: message.trigger, [ATTR_ERROR_TYPE]: 'storage' });
-          log.error('sink flush failed; will retry (data stays in the WAL)', {
-            trigger: message.trigger,
-            error: message.message,
-          });
+          const first = failing === null || failing.code !== message.code;
+          if (failing === null) failing = { since: now(), attempts: 0, code: message.code };
+          failing.attempts++;
+          failing.code = message.code;
+          if (!first) break;
+          log.error(
+            message.code === 'ENOSPC'
+              ? 'sink flush failed: no space left on the store volume; retrying with back-off (data stays in the WAL, ingest answers 503 once the backlog reaches receiver.wal.max_backlog_bytes)'
+              : 'sink flush failed; retrying with back-off (data stays in the WAL)',
+            { trigger: message.trigger, code: message.code ?? 'none', error: message.message },
+          );
           break;
+        }
         case 'buffer':
           sink.bufferUsage.record(message.bytes);
           break;

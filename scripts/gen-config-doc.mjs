@@ -47,6 +47,7 @@ export function unitOf(path) {
   if (leaf.endsWith('_ms')) return 'milliseconds';
   if (leaf.endsWith('_secs')) return 'seconds';
   if (leaf.endsWith('_fraction') || leaf.endsWith('_threshold')) return 'ratio';
+  if (leaf.endsWith('_percent')) return 'percent';
   if (leaf.endsWith('_addr')) return 'host:port';
   if (leaf.endsWith('_endpoint') || leaf === 'endpoint') return 'URL';
   if (leaf.endsWith('_dir') || leaf === 'root') return 'path';

@@ -273,21 +273,25 @@ describe('the sink over a real WAL and store', () => {
       },
     });
     const running = sink.run();
-    for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(failures[0]?.code, 'ENOSPC', 'the failure carries the error code');
-    // 600 ms of a steady stream telling the sink about new durable frames every 5 ms. The back-off (250 ms, then
-    // 500 ms) allows at most two more attempts in that time; waking on every durable frame would make ~100.
-    const streamStart = failures.length;
-    const until = Date.now() + 600;
-    while (Date.now() < until) {
-      sink.durable(last);
-      await new Promise((r) => setTimeout(r, 5));
+    try {
+      for (let i = 0; i < 200 && failures.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(failures[0]?.code, 'ENOSPC', 'the failure carries the error code');
+      // 600 ms of a steady stream telling the sink about new durable frames every 5 ms. The back-off (250 ms, then
+      // 500 ms) allows at most two more attempts in that time; waking on every durable frame would make ~100.
+      const streamStart = failures.length;
+      const until = Date.now() + 600;
+      while (Date.now() < until) {
+        sink.durable(last);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const during = failures.length - streamStart;
+      assert.ok(during <= 2, `${during} attempts in 600 ms of durable frames`);
+    } finally {
+      // Even when an assertion failed: free the store and stop the sink, or its retries keep the test alive.
+      full = false;
+      sink.shutdown(last);
+      await running;
     }
-    const during = failures.length - streamStart;
-    assert.ok(during <= 2, `${during} attempts in 600 ms of durable frames`);
-    full = false;
-    sink.shutdown(last);
-    await running;
     const rows = await storedRows(f.store);
     assert.deepEqual(rows.map((r) => bodyOf(r.record)).sort(), f.records.map(bodyOf).sort(), 'each row once');
     assert.deepEqual((await readCheckpoint(f.walDir))?.position, last);

@@ -21,6 +21,8 @@ import { createOtlpHttpServer, type OtlpHttpServer } from './otlp-http-server.js
 import type { Probes } from '@sluice/core';
 import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import { startSink, type Sink, type SinkObserver } from './sink.js';
+import { createDiskGuard, type DiskGuardObserver } from './disk-guard.js';
+import { createReadiness } from './readiness.js';
 import { storageSettingsFrom } from '@sluice/storage';
 import { walNotReadyReason, type WalObserver } from './wal-health.js';
 
@@ -38,6 +40,8 @@ export interface ReceiverDeps {
   readonly walObserver?: WalObserver;
   /** The WAL writer's file operations; default the real file system (tests inject faults here). */
   readonly walFilePort?: WalFilePort;
+  /** Hears the disk guard trip and clear (`receiver.limits.min_free_disk_percent`). */
+  readonly diskGuardObserver?: DiskGuardObserver;
 }
 
 /** A running receiver. */
@@ -93,12 +97,19 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   wal.onDurable((position) => sink.durable(position));
 
   let stopping = false;
-  // Every reason the receiver should get no traffic; each check is independent, so /readyz names all that hold.
-  const readinessChecks: ReadonlyArray<() => string | null> = [
-    () => (stopping ? 'receiver shutting down' : null),
-    () => (sink.replayed ? null : 'WAL replay in progress'),
-    () => walNotReadyReason(wal.state()),
-  ];
+  // Before any listener opens: the first export is already checked against a sample of the WAL volume.
+  const diskGuard = createDiskGuard({
+    path: rc.walDir,
+    minFreePercent: rc.limits.minFreeDiskPercent,
+    ...(deps.diskGuardObserver ? { observer: deps.diskGuardObserver } : {}),
+  });
+  await diskGuard.start();
+  // Every reason to answer /readyz 503, each under its own name (docs/deployment.md#probes).
+  const readiness = createReadiness();
+  readiness.add('shutting_down', () => (stopping ? 'receiver shutting down' : null));
+  readiness.add('wal_replay', () => (sink.replayed ? null : 'WAL replay in progress'));
+  readiness.add('disk_low', () => diskGuard.notReadyReason());
+  readiness.add('wal_fenced', () => walNotReadyReason(wal.state()));
   const busyReason = (): string | null => {
     if (stopping) return 'the receiver is shutting down; retry';
     if (wal.backlogBytes(sink.checkpoint) > rc.wal.maxBacklogBytes) {
@@ -110,6 +121,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     wal,
     busyReason,
     maxInflightBytes: rc.limits.maxInflightBytes,
+    diskLow: (bytes) => diskGuard.admit(bytes),
     ...(deps.ingestObserver ? { observer: deps.ingestObserver } : {}),
   });
 
@@ -134,10 +146,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   return {
     httpAddress,
     grpcPort,
-    notReadyReason() {
-      const reasons = readinessChecks.map((check) => check()).filter((r): r is string => r !== null);
-      return reasons.length === 0 ? null : reasons.join('; ');
-    },
+    notReadyReason: () => readiness.notReadyReason(),
     whenReplayed: () => sink.whenReplayed(),
     unfinished() {
       const walDurable = wal.durablePosition();
@@ -147,6 +156,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     },
     async stop() {
       stopping = true;
+      diskGuard.stop();
       await Promise.all([http.close(), grpc.close()]);
       await wal.close();
       await sink.stop(wal.durablePosition());

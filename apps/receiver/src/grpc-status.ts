@@ -24,6 +24,7 @@ export function grpcStatusFor(outcome: IngestOutcome): GrpcStatus {
     case 'too_large':
       return GrpcStatus.RESOURCE_EXHAUSTED;
     case 'unavailable':
+    case 'disk_low':
       return GrpcStatus.UNAVAILABLE;
     default:
       return assertNever(outcome, 'ingest outcome');

@@ -23,6 +23,7 @@ export function httpStatusFor(outcome: IngestOutcome): { readonly status: number
     case 'unsupported_media_type':
       return { status: 415, close: false };
     case 'unavailable':
+    case 'disk_low':
       return { status: 503, close: false };
     default:
       return assertNever(outcome, 'ingest outcome');

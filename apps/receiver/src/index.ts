@@ -9,4 +9,5 @@ export type { IngestObserver } from './ingest-service.js';
 export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outcome.js';
 export type { SinkObserver } from './sink.js';
 export type { WalObserver } from './wal-health.js';
+export type { DiskGuardObserver, DiskSample } from './disk-guard.js';
 export type { FromSinkWorker, FlushTrigger } from './sink-protocol.js';

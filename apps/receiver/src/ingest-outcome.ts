@@ -27,4 +27,9 @@ export type IngestOutcome =
   /** Content-Type or Content-Encoding not supported (HTTP only). */
   | { readonly status: 'unsupported_media_type'; readonly message: string }
   /** Transient: not made durable (WAL failure, backlog over its cap, shutting down). Retry later. */
-  | { readonly status: 'unavailable'; readonly message: string; readonly retryAfterSecs: number };
+  | { readonly status: 'unavailable'; readonly message: string; readonly retryAfterSecs: number }
+  /**
+   * Transient: the WAL volume is below `receiver.limits.min_free_disk_percent` free space (the disk guard), so
+   * nothing was written. Retry later.
+   */
+  | { readonly status: 'disk_low'; readonly message: string; readonly retryAfterSecs: number };

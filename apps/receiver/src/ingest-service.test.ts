@@ -132,4 +132,29 @@ describe('ingest service', () => {
     assert.deepEqual(outcome, { status: 'unavailable', message: 'shutting down', retryAfterSecs: 1 });
     assert.equal(wal.appended.length, 0);
   });
+
+  test('the disk guard refuses disk_low with Retry-After before anything is written, and is asked with the body size', async () => {
+    const wal = gatedWal();
+    const asked: number[] = [];
+    let low = true;
+    const service = createIngestService({
+      wal,
+      busyReason: () => null,
+      maxInflightBytes: 1 << 20,
+      diskLow: (bytes) => {
+        asked.push(bytes);
+        return low ? 'the write-ahead log volume is low' : null;
+      },
+    });
+    const refused = await service.ingest('grpc', 'acme', body);
+    assert.deepEqual(refused, { status: 'disk_low', message: 'the write-ahead log volume is low', retryAfterSecs: 1 });
+    assert.equal(wal.appended.length, 0, 'nothing written');
+    assert.deepEqual(asked, [body.length]);
+    low = false;
+    const pending = service.ingest('grpc', 'acme', body);
+    await new Promise((r) => setImmediate(r));
+    wal.release();
+    assert.equal((await pending).status, 'accepted');
+    assert.equal(wal.appended.length, 1);
+  });
 });

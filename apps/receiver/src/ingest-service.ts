@@ -27,6 +27,11 @@ export interface IngestServiceOptions {
   readonly busyReason: () => string | null;
   /** Cap on decompressed bytes waiting for their WAL fsync at once (`receiver.limits.max_inflight_bytes`). */
   readonly maxInflightBytes: number;
+  /**
+   * The disk guard: returns a reason when the WAL volume cannot take an export of `bytes` (free space below
+   * `receiver.limits.min_free_disk_percent`); the export is then refused `disk_low` before it is written.
+   */
+  readonly diskLow?: (bytes: number) => string | null;
   readonly observer?: IngestObserver;
 }
 
@@ -70,6 +75,9 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
           ? 'too many export bytes are waiting for the write-ahead log (receiver.limits.max_inflight_bytes); retry'
           : null);
       if (busy !== null) return finish({ status: 'unavailable', message: busy, retryAfterSecs: RETRY_AFTER_SECS });
+      // Last of the checks, since admitting counts the bytes against the free space until the next sample.
+      const low = options.diskLow?.(body.length) ?? null;
+      if (low !== null) return finish({ status: 'disk_low', message: low, retryAfterSecs: RETRY_AFTER_SECS });
       const started = performance.now();
       inflightBytes += body.length;
       try {

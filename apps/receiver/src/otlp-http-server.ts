@@ -57,7 +57,9 @@ function respond(
   const contentType = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
   const headers: Record<string, string> = { 'content-type': contentType };
   if (close) headers.connection = 'close';
-  if (outcome.status === 'unavailable') headers['retry-after'] = String(outcome.retryAfterSecs);
+  if (outcome.status === 'unavailable' || outcome.status === 'disk_low') {
+    headers['retry-after'] = String(outcome.retryAfterSecs);
+  }
   if (outcome.status === 'unauthenticated') headers['www-authenticate'] = challenge;
   const body =
     outcome.status === 'accepted'

@@ -15,6 +15,7 @@ const cases: [IngestOutcome, number, boolean, GrpcStatus][] = [
   [{ status: 'too_large', message: 'x' }, 413, true, GrpcStatus.RESOURCE_EXHAUSTED],
   [{ status: 'unsupported_media_type', message: 'x' }, 415, false, GrpcStatus.INVALID_ARGUMENT],
   [{ status: 'unavailable', message: 'x', retryAfterSecs: 1 }, 503, false, GrpcStatus.UNAVAILABLE],
+  [{ status: 'disk_low', message: 'x', retryAfterSecs: 1 }, 503, false, GrpcStatus.UNAVAILABLE],
 ];
 
 test('HTTP: 200 / 400 / 401 / 403 / 413 (closing the connection) / 415 / 503; gRPC: OK / INVALID_ARGUMENT / UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED / UNAVAILABLE', () => {

@@ -5,7 +5,14 @@
 import type { Meter } from '@opentelemetry/api';
 import type { ListenerCap, RefusalKind } from '@sluice/edge';
 import type { QueryObserver } from '@sluice/querier';
-import type { FromSinkWorker, IngestObserver, SinkObserver, WalObserver } from '@sluice/receiver';
+import type {
+  DiskGuardObserver,
+  DiskSample,
+  FromSinkWorker,
+  IngestObserver,
+  SinkObserver,
+  WalObserver,
+} from '@sluice/receiver';
 import {
   ATTR_ERROR_TYPE,
   ATTR_SLUICE_CONNECTION_REFUSAL,
@@ -150,6 +157,42 @@ export function createSinkObserver(
     },
     workerExited(code) {
       if (code !== 0) log.warn('sink worker exited', { code });
+    },
+  };
+}
+
+/** The log fields of a disk-guard sample: where, how much is free, and the threshold. */
+function diskFields(sample: DiskSample): Record<string, string | number> {
+  return {
+    path: sample.path,
+    free_bytes: sample.freeBytes,
+    total_bytes: sample.totalBytes,
+    free_percent: Number(sample.freePercent.toFixed(2)),
+    min_free_disk_percent: sample.thresholdPercent,
+  };
+}
+
+/**
+ * The disk guard's log lines: one warning when it trips (exports refused `disk_low`, `/readyz` 503), one info
+ * line when it clears, one error when `statfs` starts failing. Refusals are counted on `sluice.ingest.batches`
+ * with `error.type` = `disk_low` by the ingest observer.
+ */
+export function createDiskGuardObserver(log: Logger): DiskGuardObserver {
+  return {
+    tripped(sample) {
+      log.warn(
+        'WAL volume below receiver.limits.min_free_disk_percent; refusing exports (disk_low) and not ready',
+        diskFields(sample),
+      );
+    },
+    cleared(sample) {
+      log.info('WAL volume free space recovered; accepting exports again', diskFields(sample));
+    },
+    checkFailed(path, message) {
+      log.error('disk guard cannot read the WAL volume free space; keeping the last verdict', {
+        path,
+        error: message,
+      });
     },
   };
 }

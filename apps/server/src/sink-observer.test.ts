@@ -2,14 +2,14 @@
  * @module sink-observer.test
  * A run of failing flushes (a full store volume, an outage) is logged once with its reason, again only when the
  * reason changes, and once when a flush succeeds again; every failed attempt is still counted on
- * `sluice.sink.flush.errors`.
+ * `sluice.sink.flush.errors`. The disk guard's trip and clear are one line each.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
 import { METRIC_SLUICE_SINK_FLUSH_ERRORS, type Logger } from '@sluice/telemetry';
 import type { FromSinkWorker } from '@sluice/receiver';
-import { createSinkObserver } from './observers.js';
+import { createDiskGuardObserver, createSinkObserver } from './observers.js';
 
 class ManualReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -80,4 +80,24 @@ void test('a run of failing flushes is logged once with its reason (again when t
   } finally {
     await provider.shutdown();
   }
+});
+
+void test('the disk guard logs one warning when it trips and one line when it clears, with path, free bytes and percent, and the threshold', () => {
+  const log = recordingLog();
+  const observer = createDiskGuardObserver(log);
+  const sample = { path: '/wal', totalBytes: 1000, freeBytes: 50, freePercent: 5, thresholdPercent: 10 };
+  observer.tripped(sample);
+  observer.cleared({ ...sample, freeBytes: 500, freePercent: 50 });
+  assert.deepEqual(log.lines, [
+    {
+      level: 'warn',
+      msg: 'WAL volume below receiver.limits.min_free_disk_percent; refusing exports (disk_low) and not ready',
+      fields: { path: '/wal', free_bytes: 50, total_bytes: 1000, free_percent: 5, min_free_disk_percent: 10 },
+    },
+    {
+      level: 'info',
+      msg: 'WAL volume free space recovered; accepting exports again',
+      fields: { path: '/wal', free_bytes: 500, total_bytes: 1000, free_percent: 50, min_free_disk_percent: 10 },
+    },
+  ]);
 });

@@ -15,6 +15,7 @@ import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
 import {
   createConnectionObserver,
+  createDiskGuardObserver,
   createIngestObserver,
   createQueryObserver,
   createSinkObserver,
@@ -100,6 +101,7 @@ export async function startServer(
       ingestObserver: createIngestObserver(telemetry.meter),
       sinkObserver: createSinkObserver(telemetry.meter, log),
       walObserver: createWalObserver(log),
+      diskGuardObserver: createDiskGuardObserver(log),
     });
     const http = `${receiver.httpAddress.address}:${receiver.httpAddress.port}`;
     const grpcHost = config.receiver.grpcAddr.slice(0, config.receiver.grpcAddr.lastIndexOf(':'));

@@ -269,6 +269,11 @@ const receiverSchema = section({
       'Decompressed export bytes waiting for their WAL fsync at once; beyond it ingest answers 503 + Retry-After.',
       268435456,
     ),
+    min_free_disk_percent: decimalKey(
+      'Free space on the WAL volume, in percent of its size, below which /readyz answers 503 and exports are refused with 503 + Retry-After (disk_low) before they are written; 0 disables the guard.',
+      10,
+      { min: 0, max: 99 },
+    ),
   }),
   miner: minerSchema,
 });

@@ -58,7 +58,12 @@ describe('parseConfig file mode', () => {
       walDir: './wal',
       wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296, fenceRetryMs: 1000 },
       sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: 1073741824 },
-      limits: { maxRequestBytes: 4194304, maxDecompressedBytes: 16777216, maxInflightBytes: 268435456 },
+      limits: {
+        maxRequestBytes: 4194304,
+        maxDecompressedBytes: 16777216,
+        maxInflightBytes: 268435456,
+        minFreeDiskPercent: 10,
+      },
       miner: {
         similarityThreshold: 0.7,
         prefixDepth: 2,
@@ -124,7 +129,7 @@ receiver:
   wal_dir: /var/lib/sluice/wal
   wal: { group_commit_ms: 5, segment_bytes: 1048576, max_backlog_bytes: 2097152 }
   sink: { flush_age_secs: 2, flush_bytes: 65536, ceiling_bytes: 1048576 }
-  limits: { max_request_bytes: 1024, max_decompressed_bytes: 4096 }
+  limits: { max_request_bytes: 1024, max_decompressed_bytes: 4096, min_free_disk_percent: 2.5 }
   miner: { similarity_threshold: 0.5, prefix_depth: 0, max_templates_per_tenant: 10 }
 querier:
   http_addr: "[::1]:4319"
@@ -148,6 +153,7 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
       maxRequestBytes: 1024,
       maxDecompressedBytes: 4096,
       maxInflightBytes: 268435456,
+      minFreeDiskPercent: 2.5,
     });
     assert.equal(c.receiver.miner.similarityThreshold, 0.5);
     assert.equal(c.receiver.miner.prefixDepth, 0);
@@ -228,6 +234,14 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.match(issueAt(list, 'storage.s3.bucket').message, /SLUICE_TEST_MISSING_BUCKET is not set/);
     assert.match(issueAt(list, 'querier.limits.default_rows').message, /must be <= max_rows \(100\), got 500/);
     assert.match(issueAt(list, 'querier.limits.max_concurrent_queries').message, /integer >= 1, got 0/);
+  });
+
+  test('receiver.limits.min_free_disk_percent is a percentage from 0 (the guard off) to 99', () => {
+    assert.equal(ok('receiver:\n  limits:\n    min_free_disk_percent: 0\n').receiver.limits.minFreeDiskPercent, 0);
+    for (const bad of ['100', '-1', 'ten']) {
+      const list = issues(`receiver:\n  limits:\n    min_free_disk_percent: ${bad}\n`);
+      assert.ok(issueAt(list, 'receiver.limits.min_free_disk_percent'), bad);
+    }
   });
 
   test('a missing env reference is reported once, not again as "bucket required"', () => {

@@ -83,6 +83,11 @@ export interface ReceiverLimitsConfig {
   readonly maxDecompressedBytes: number;
   /** `max_inflight_bytes`: decompressed bodies awaiting their WAL fsync (bounds the append queue). */
   readonly maxInflightBytes: number;
+  /**
+   * `min_free_disk_percent`: free space on the WAL volume (percent of its size) below which ingest is refused
+   * (`disk_low`) and the receiver is not ready; 0 disables the disk guard.
+   */
+  readonly minFreeDiskPercent: number;
 }
 
 /** `receiver.miner`: template-miner parameters (packages/miner/README.md). */

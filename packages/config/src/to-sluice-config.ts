@@ -60,6 +60,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         maxRequestBytes: receiver.limits.max_request_bytes,
         maxDecompressedBytes: receiver.limits.max_decompressed_bytes,
         maxInflightBytes: receiver.limits.max_inflight_bytes,
+        minFreeDiskPercent: receiver.limits.min_free_disk_percent,
       },
       miner: {
         similarityThreshold: receiver.miner.similarity_threshold,

@@ -106,7 +106,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- if $wal }}{{ $_ := set $receiver "wal" $wal }}{{ end -}}
 {{- $sink := include "sluice.pick" (list $r.sink "flushAgeSecs:flush_age_secs flushBytes:flush_bytes ceilingBytes:ceiling_bytes") | fromJson -}}
 {{- if $sink }}{{ $_ := set $receiver "sink" $sink }}{{ end -}}
-{{- $lim := include "sluice.pick" (list $r.limits "maxRequestBytes:max_request_bytes maxDecompressedBytes:max_decompressed_bytes maxInflightBytes:max_inflight_bytes") | fromJson -}}
+{{- $lim := include "sluice.pick" (list $r.limits "maxRequestBytes:max_request_bytes maxDecompressedBytes:max_decompressed_bytes maxInflightBytes:max_inflight_bytes minFreeDiskPercent:min_free_disk_percent") | fromJson -}}
 {{- if $lim }}{{ $_ := set $receiver "limits" $lim }}{{ end -}}
 {{- $miner := include "sluice.pick" (list $r.miner "similarityThreshold:similarity_threshold prefixDepth:prefix_depth maxNodeChildren:max_node_children paramByteLimit:param_byte_limit maxTemplatesPerTenant:max_templates_per_tenant maxLineTokens:max_line_tokens") | fromJson -}}
 {{- if $miner }}{{ $_ := set $receiver "miner" $miner }}{{ end -}}

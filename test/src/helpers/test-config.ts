@@ -32,6 +32,10 @@ export interface TestConfigOptions {
   readonly s3Endpoint?: string;
   /** `server.shutdown_timeout_secs`. */
   readonly shutdownTimeoutSecs?: number;
+  /** More `receiver.limits.*` keys (snake_case, e.g. `min_free_disk_percent`) to set. */
+  readonly receiverLimits?: Readonly<Record<string, number>>;
+  /** More `receiver.wal.*` keys (snake_case, e.g. `max_backlog_bytes`) to set. */
+  readonly receiverWal?: Readonly<Record<string, number>>;
 }
 
 function authYaml(auth: TestConfigOptions['auth']): string {
@@ -43,6 +47,13 @@ function authYaml(auth: TestConfigOptions['auth']): string {
 
 function capYaml(key: string, value: number | undefined): string {
   return value === undefined ? '' : `  ${key}: ${value}\n`;
+}
+
+/** `key: value` lines at `indent` for each entry. */
+function extraKeysYaml(keys: Readonly<Record<string, number>> | undefined, indent: string): string {
+  return Object.entries(keys ?? {})
+    .map(([k, v]) => `${indent}${k}: ${v}\n`)
+    .join('');
 }
 
 function limitsYaml(limits: Readonly<Record<string, number>> | undefined): string {
@@ -84,12 +95,12 @@ ${Object.entries(options.s3Bounds ?? {})
   wal_dir: ${JSON.stringify(options.walDir)}
 ${capYaml('max_http_connections', options.maxConnections?.http)}${capYaml('max_grpc_connections', options.maxConnections?.grpc)}  wal:
     group_commit_ms: ${options.groupCommitMs ?? 20}
-  sink:
+${extraKeysYaml(options.receiverWal, '    ')}  sink:
     flush_age_secs: ${options.flushAgeSecs ?? 1}
   limits:
     max_request_bytes: ${options.maxRequestBytes ?? 4194304}
     max_decompressed_bytes: ${options.maxDecompressedBytes ?? 16777216}
-querier:
+${extraKeysYaml(options.receiverLimits, '    ')}querier:
   enabled: ${options.querier ?? false}
   http_addr: 127.0.0.1:0
 ${capYaml('max_connections', options.maxConnections?.query)}  default_window_secs: ${options.defaultWindowSecs ?? 3600}

@@ -3,7 +3,8 @@
  * default 100 ms group commit, mining and Parquet on), 1000-record batches from several concurrent exporters.
  * Prints acknowledged records/s, ack latency p50/p99, and how far the sink (mining + Parquet + upload) kept up.
  *
- * Env: BENCH_SECS (default 20), BENCH_EXPORTERS (default 8), BENCH_BATCH (default 1000), BENCH_GROUP_COMMIT_MS (100).
+ * Env: BENCH_SECS (default 20), BENCH_EXPORTERS (default 8), BENCH_BATCH (default 1000), BENCH_GROUP_COMMIT_MS (100),
+ * BENCH_MIN_FREE_DISK_PERCENT (receiver.limits.min_free_disk_percent, default 10; 0 runs without the disk guard).
  */
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ const SECS = Number(process.env.BENCH_SECS ?? 20);
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 8);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const GROUP_COMMIT_MS = Number(process.env.BENCH_GROUP_COMMIT_MS ?? 100);
+const MIN_FREE_DISK_PERCENT = Number(process.env.BENCH_MIN_FREE_DISK_PERCENT ?? 10);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
       dataDir: join(dir, 'data'),
       flushAgeSecs: 5,
       groupCommitMs: GROUP_COMMIT_MS,
+      receiverLimits: { min_free_disk_percent: MIN_FREE_DISK_PERCENT },
     }),
     { dir },
   );
@@ -90,7 +93,7 @@ async function main(): Promise<void> {
   await server.stop();
   agent.destroy();
   const lines = [
-    `ingest bench: OTLP/HTTP protobuf, ${EXPORTERS} exporters, ${BATCH}-record batches, group commit ${GROUP_COMMIT_MS} ms, ${seconds.toFixed(1)} s`,
+    `ingest bench: OTLP/HTTP protobuf, ${EXPORTERS} exporters, ${BATCH}-record batches, group commit ${GROUP_COMMIT_MS} ms, disk guard ${MIN_FREE_DISK_PERCENT === 0 ? 'off' : `${MIN_FREE_DISK_PERCENT} %`}, ${seconds.toFixed(1)} s`,
     `  acknowledged: ${acked} records (${(acked / seconds).toFixed(0)} records/s), ${failed} non-200 responses`,
     `  ack latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`,
     `  sink: ${flushedAtEnd} records in Parquet when the load stopped (${(flushedAtEnd / seconds).toFixed(0)} records/s); all ${flushed} after a further ${drainSecs.toFixed(1)} s`,

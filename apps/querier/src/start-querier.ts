@@ -17,6 +17,7 @@ import {
   derivePoolSize,
   type MemoryPool,
   type MemorySource,
+  type PoolSizing,
 } from '@sluice/limits';
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
@@ -44,6 +45,11 @@ export interface QuerierDeps {
   readonly version: string;
   /** Where the memory limit is read from (tests inject cgroup fixtures). */
   readonly memorySource?: MemorySource;
+  /**
+   * The pool size already resolved by the process's memory plan (`planMemory`, which also logged it); absent, the
+   * querier sizes its pool itself from `memorySource`.
+   */
+  readonly poolSizing?: PoolSizing;
 }
 
 /** A running querier. */
@@ -74,20 +80,24 @@ export const DEFAULT_QUERY_MEMORY_SHARE = 0.5;
 /** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */
 export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Promise<Querier> {
   const limits = config.querier.limits;
-  const sizing = derivePoolSize({
-    explicitBytes: limits.memoryPoolBytes,
-    fraction: limits.memoryPoolFraction,
-    roles: { receiver: config.receiver.enabled, compaction: config.compaction.enabled, querier: true },
-    source: deps.memorySource ?? createMemorySource(),
-  });
+  const sizing = deps.poolSizing
+    ? { ok: true as const, value: deps.poolSizing }
+    : derivePoolSize({
+        explicitBytes: limits.memoryPoolBytes,
+        fraction: limits.memoryPoolFraction,
+        roles: { receiver: config.receiver.enabled, compaction: config.compaction.enabled, querier: true },
+        source: deps.memorySource ?? createMemorySource(),
+      });
   if (!sizing.ok) throw new Error(sizing.error.message);
-  deps.log.info('query memory pool sized', {
-    bytes: sizing.value.sizeBytes,
-    source: sizing.value.source,
-    share: sizing.value.share,
-    detail: sizing.value.description,
-  });
-  for (const warning of sizing.value.warnings) deps.log.warn(warning);
+  if (!deps.poolSizing) {
+    deps.log.info('query memory pool sized', {
+      bytes: sizing.value.sizeBytes,
+      source: sizing.value.source,
+      share: sizing.value.share,
+      detail: sizing.value.description,
+    });
+    for (const warning of sizing.value.warnings) deps.log.warn(warning);
+  }
   // Measured on Node 20: a process-wide --max-old-space-size also caps every worker's heap, overriding the
   // per-worker resourceLimits below, so queries the pool admits could die mid-run.
   const heapFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) =>

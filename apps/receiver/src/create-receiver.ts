@@ -34,6 +34,11 @@ export interface ReceiverDeps {
   readonly access: AccessGate;
   /** Connection caps of the two listeners (`receiver.max_http_connections`, `receiver.max_grpc_connections`). */
   readonly connectionCaps: { readonly http: ConnectionCap; readonly grpc: ConnectionCap };
+  /**
+   * The resolved `receiver.sink.ceiling_bytes`: the configured value, or the one derived from the memory limit
+   * (`planMemory` in `@sluice/limits`, docs/deployment.md "Sizing the sink ceiling").
+   */
+  readonly sinkCeilingBytes: number;
   readonly ingestObserver?: IngestObserver;
   readonly sinkObserver?: SinkObserver;
   /** Told when the WAL fences after an I/O failure and when it resumes. */
@@ -88,7 +93,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
       storage: storageSettingsFrom(config.storage),
       flushAgeSecs: rc.sink.flushAgeSecs,
       flushBytes: rc.sink.flushBytes,
-      ceilingBytes: rc.sink.ceilingBytes,
+      ceilingBytes: deps.sinkCeilingBytes,
       miner: { ...rc.miner },
       replayTarget: wal.durablePosition(),
     },

@@ -8,6 +8,8 @@ import { startCompactor, type Compactor } from '@sluice/compactor';
 import type { SluiceConfig } from '@sluice/config';
 import type { Probes } from '@sluice/core';
 import { readOpenFileLimit, type AccessGate, type ConnectionCap } from '@sluice/edge';
+import { createMemorySource, type MemorySource } from '@sluice/limits';
+import { planProcessMemory } from './memory-setup.js';
 import { createListenerCaps, planListenerCaps } from './access-setup.js';
 import { startQuerier, type Querier } from '@sluice/querier';
 import { createPoolLender, lentBytes } from './pool-lender.js';
@@ -42,15 +44,23 @@ export interface StartServerOptions {
   readonly access: AccessGate;
   /** The soft open-file limit; default: read from /proc/self/limits. */
   readonly openFileLimit?: number | null;
+  /** Where the memory limit is read from; default: the real `/proc` and `/sys/fs/cgroup` (tests inject fixtures). */
+  readonly memorySource?: MemorySource;
 }
 
-/** Starts every enabled role of `config`. */
+/**
+ * Starts every enabled role of `config`.
+ * @throws Error before anything is opened when the memory plan does not fit the detected limit (naming each
+ * figure), or when the pool configuration is invalid.
+ */
 export async function startServer(
   config: SluiceConfig,
   version: string,
   options: StartServerOptions,
 ): Promise<RunningServer> {
   const log = createLogger('sluice');
+  // Before anything opens: the pool and the sink ceiling from one reading of the memory limit, checked to fit.
+  const memory = planProcessMemory(config, options.memorySource ?? createMemorySource(), log);
   const telemetry = createTelemetry({
     serviceName: config.telemetry.serviceName,
     otlpEndpoint: config.telemetry.otlpEndpoint,
@@ -94,10 +104,12 @@ export async function startServer(
   });
 
   if (config.receiver.enabled) {
+    if (memory.sinkCeiling === null) throw new Error('no sink ceiling was planned for the receiver (a bug)');
     receiver = await startReceiver(config, {
       probes,
       access: options.access,
       connectionCaps: { http: capOf('otlp_http'), grpc: capOf('otlp_grpc') },
+      sinkCeilingBytes: memory.sinkCeiling.sizeBytes,
       ingestObserver: createIngestObserver(telemetry.meter),
       sinkObserver: createSinkObserver(telemetry.meter, log),
       walObserver: createWalObserver(log),
@@ -124,6 +136,7 @@ export async function startServer(
       version,
       access: options.access,
       connectionCap: capOf('query_http'),
+      ...(memory.pool !== null ? { poolSizing: memory.pool } : {}),
     });
     const q = querier;
     gauges = samplePoolGauges(telemetry.meter, () => ({

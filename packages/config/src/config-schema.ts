@@ -260,7 +260,11 @@ const receiverSchema = section({
   sink: section({
     flush_age_secs: integerKey('Oldest buffered record age that forces a Parquet flush, in seconds.', 300),
     flush_bytes: integerKey('Buffered bytes of one partition that force a flush.', 134217728),
-    ceiling_bytes: integerKey('Total sink buffer bytes that force flushing the largest partitions.', 1073741824),
+    ceiling_bytes: optionalIntegerKey(
+      'Total sink buffer bytes that force flushing the largest partitions; unset = derived from min(cgroup limit, RAM): 0.25 of it with the querier in the process (never more than the limit less the query pool and the 320 MiB baseline), else 0.5 (less the baseline), clamped to [32 MiB, 1 GiB].',
+      AT_LEAST_ONE,
+      'a ceiling of 0 would flush on every record',
+    ),
   }),
   limits: section({
     max_request_bytes: integerKey('Largest request body as sent (compressed), in bytes; larger is 413.', 4194304),

@@ -57,7 +57,7 @@ describe('parseConfig file mode', () => {
       maxGrpcConnections: null,
       walDir: './wal',
       wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296, fenceRetryMs: 1000 },
-      sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: 1073741824 },
+      sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: null },
       limits: {
         maxRequestBytes: 4194304,
         maxDecompressedBytes: 16777216,

@@ -72,7 +72,11 @@ export interface WalConfig {
 export interface SinkConfig {
   readonly flushAgeSecs: number;
   readonly flushBytes: number;
-  readonly ceilingBytes: number;
+  /**
+   * `ceiling_bytes`: the total sink buffer that forces flushes; `null` = derived from the memory limit
+   * (docs/deployment.md, "Sizing the sink ceiling").
+   */
+  readonly ceilingBytes: number | null;
 }
 
 /** `receiver.limits`: request body caps. */

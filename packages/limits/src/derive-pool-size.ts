@@ -129,14 +129,20 @@ export function shareToPpm(share: number): bigint {
   return BigInt(Math.round(share * 1_000_000));
 }
 
-interface Limit {
+/** The effective memory limit and where it came from. */
+export interface EffectiveLimit {
   readonly bytes: bigint;
   readonly source: 'cgroup_v2' | 'cgroup_v1' | 'meminfo';
+  /** The file that set it (`MemTotal` for meminfo). */
   readonly file: string;
 }
+type Limit = EffectiveLimit;
 
-/** min(cgroup limit, MemTotal); the cgroup wins a tie (it is the limit the kernel enforces). */
-function effectiveLimit(reading: MemoryReading): Limit | undefined {
+/**
+ * min(cgroup limit, MemTotal); the cgroup wins a tie (it is the limit the kernel enforces). The one rule both the
+ * pool and the sink ceiling size from (docs/deployment.md).
+ */
+export function effectiveLimit(reading: MemoryReading): Limit | undefined {
   const { cgroup, memTotalBytes } = reading;
   if (cgroup && (memTotalBytes === undefined || cgroup.limitBytes <= memTotalBytes)) {
     return { bytes: cgroup.limitBytes, source: cgroup.version === 'v2' ? 'cgroup_v2' : 'cgroup_v1', file: cgroup.file };

@@ -19,6 +19,7 @@ export type { CgroupLimit, MemoryReading, MemorySource, MemorySourcePaths } from
 export { createMemorySource, V1_UNLIMITED_THRESHOLD } from './memory-source.js';
 export type {
   DerivePoolSizeOptions,
+  EffectiveLimit,
   PoolRoles,
   PoolSizeError,
   PoolSizeSource,
@@ -26,6 +27,7 @@ export type {
 } from './derive-pool-size.js';
 export {
   derivePoolSize,
+  effectiveLimit,
   shareToPpm,
   MIN_POOL_BYTES,
   FALLBACK_POOL_BYTES,
@@ -34,6 +36,19 @@ export {
   POOL_BYTES_KEY,
   POOL_FRACTION_KEY,
 } from './derive-pool-size.js';
+export type { DeriveSinkCeilingOptions, SinkCeilingSizing, SinkCeilingSource } from './derive-sink-ceiling.js';
+export {
+  deriveSinkCeiling,
+  BASELINE_BYTES,
+  FALLBACK_SINK_CEILING_BYTES,
+  MAX_SINK_CEILING_BYTES,
+  MIN_SINK_CEILING_BYTES,
+  SINK_CEILING_KEY,
+  SINK_SHARE_WITH_QUERIER,
+  SINK_SHARE_WITHOUT_QUERIER,
+} from './derive-sink-ceiling.js';
+export type { MemoryFigure, MemoryFitError, MemoryPlan, PlanMemoryOptions } from './memory-plan.js';
+export { planMemory } from './memory-plan.js';
 export type {
   AdmissionGate,
   AdmissionGateOptions,

@@ -700,6 +700,7 @@ describe('worker backstop (defence in depth behind the pool)', () => {
           maxQueries: pool.maxQueries,
           shared: pool.shared,
           reserved: () => pool.reserved(),
+          peakReserved: () => pool.peakReserved(),
           available: () => pool.available(),
           createQuery: (id) => pool.createQuery(id),
           consumers: () => pool.consumers(),

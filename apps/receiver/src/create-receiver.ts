@@ -49,12 +49,32 @@ export interface ReceiverDeps {
   readonly diskGuardObserver?: DiskGuardObserver;
 }
 
+/** One managed budget's figures, in bytes (docs/deployment.md, "The budget tree"). */
+export interface BudgetFigures {
+  readonly used: number;
+  /** The most it has held since the receiver started. */
+  readonly peak: number;
+  readonly limit: number;
+}
+
+/** The receiver's managed budgets. */
+export interface ReceiverBudgets {
+  /** Rows buffered by the sink, against the resolved `receiver.sink.ceiling_bytes`. */
+  readonly sinkBuffers: BudgetFigures;
+  /** Export bodies awaiting their WAL fsync, against `receiver.limits.max_inflight_bytes`. */
+  readonly inflightBodies: BudgetFigures;
+  /** WAL bytes past the sink's checkpoint (on disk), against `receiver.wal.max_backlog_bytes`. */
+  readonly walBacklog: BudgetFigures;
+}
+
 /** A running receiver. */
 export interface Receiver {
   readonly httpAddress: AddressInfo;
   readonly grpcPort: number;
   /** `null` when ready, else every reason why not (joined by `; `). */
   notReadyReason(): string | null;
+  /** The figures of its managed budgets now (read at scrape). */
+  budgets(): ReceiverBudgets;
   /** Resolves when the WAL present at startup has been replayed. */
   whenReplayed(): Promise<void>;
   /** Graceful stop: no acknowledged record is left outside the WAL, and the sink flushes what it holds. */
@@ -99,7 +119,17 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     },
     deps.sinkObserver ?? { message: () => undefined, workerExited: () => undefined },
   );
-  wal.onDurable((position) => sink.durable(position));
+  // The backlog only grows at a group commit, so its high-water mark is taken there (once per fdatasync).
+  let backlogPeak = 0;
+  const backlogNow = (): number => {
+    const bytes = wal.backlogBytes(sink.checkpoint);
+    if (bytes > backlogPeak) backlogPeak = bytes;
+    return bytes;
+  };
+  wal.onDurable((position) => {
+    sink.durable(position);
+    backlogNow();
+  });
 
   let stopping = false;
   // Before any listener opens: the first export is already checked against a sample of the WAL volume.
@@ -151,6 +181,14 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
   return {
     httpAddress,
     grpcPort,
+    budgets() {
+      const walBacklog = backlogNow();
+      return {
+        sinkBuffers: { ...sink.bufferFigures(), limit: deps.sinkCeilingBytes },
+        inflightBodies: { ...ingest.inflightFigures(), limit: rc.limits.maxInflightBytes },
+        walBacklog: { used: walBacklog, peak: backlogPeak, limit: rc.wal.maxBacklogBytes },
+      };
+    },
     notReadyReason: () => readiness.notReadyReason(),
     whenReplayed: () => sink.whenReplayed(),
     unfinished() {

@@ -4,7 +4,7 @@
  * templates and writes Parquet.
  */
 export { startReceiver } from './create-receiver.js';
-export type { Receiver, ReceiverDeps } from './create-receiver.js';
+export type { BudgetFigures, Receiver, ReceiverBudgets, ReceiverDeps } from './create-receiver.js';
 export type { IngestObserver } from './ingest-service.js';
 export type { IngestOutcome, IngestProtocol, OtlpEncoding } from './ingest-outcome.js';
 export type { SinkObserver } from './sink.js';

@@ -46,20 +46,28 @@ export interface IngestService {
   refuse(protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome;
 }
 
+/** The in-flight bodies budget of an ingest service (the composition root reads it; the surfaces need not). */
+export interface InflightBudget {
+  /** Decompressed bytes waiting for their WAL fsync now, and the most at once since the service was created. */
+  inflightFigures(): { readonly used: number; readonly peak: number };
+}
+
 /** Seconds a client should wait before retrying a transient refusal. */
 const RETRY_AFTER_SECS = 1;
 
 /** Creates the ingest service. */
-export function createIngestService(options: IngestServiceOptions): IngestService {
+export function createIngestService(options: IngestServiceOptions): IngestService & InflightBudget {
   const { wal, busyReason, observer, maxInflightBytes } = options;
   // Bytes handed to the WAL and not yet durable: this bounds the WAL's in-memory append queue.
   let inflightBytes = 0;
+  let inflightPeak = 0;
   const refuse = (protocol: IngestProtocol, outcome: IngestOutcome): IngestOutcome => {
     observer?.refused(protocol, outcome);
     return outcome;
   };
   return {
     refuse,
+    inflightFigures: () => ({ used: inflightBytes, peak: inflightPeak }),
     async ingest(protocol, tenant, body) {
       const finish = (outcome: IngestOutcome): IngestOutcome => refuse(protocol, outcome);
       const encoding = protocol === 'http_json' ? 'json' : 'protobuf';
@@ -80,6 +88,7 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       if (low !== null) return finish({ status: 'disk_low', message: low, retryAfterSecs: RETRY_AFTER_SECS });
       const started = performance.now();
       inflightBytes += body.length;
+      if (inflightBytes > inflightPeak) inflightPeak = inflightBytes;
       try {
         await wal.append(encodeWalExport(tenant, encoding, body));
       } catch (error) {

@@ -26,6 +26,11 @@ export interface Sink {
   readonly checkpoint: WalPosition | null;
   /** Consumes through `finalPosition`, flushes everything, checkpoints, and stops the worker. */
   stop(finalPosition: WalPosition | null): Promise<void>;
+  /**
+   * Bytes the sink buffers (as last reported by the worker: at most a second old while it consumes, and 0 once a
+   * flush has been stored) and the most it has buffered since the receiver started.
+   */
+  bufferFigures(): { readonly used: number; readonly peak: number };
 }
 
 /** Creates and starts the sink worker. */
@@ -37,6 +42,8 @@ export function startSink(data: SinkWorkerData, observer: SinkObserver): Sink {
   let onStopped: (() => void) | null = null;
   let replayWaiters: (() => void)[] = [];
   let worker: Worker;
+  let bufferBytes = 0;
+  let bufferPeak = 0;
 
   const spawn = (): void => {
     worker = new Worker(new URL('./sink-worker.js', import.meta.url), {
@@ -49,6 +56,11 @@ export function startSink(data: SinkWorkerData, observer: SinkObserver): Sink {
         replayWaiters = [];
       } else if (message.type === 'flushed') {
         checkpoint = message.checkpoint;
+        bufferBytes = 0;
+      } else if (message.type === 'buffer') {
+        bufferBytes = message.bytes;
+        // A restarted worker counts its peak from 0; the receiver's is the highest of them all.
+        bufferPeak = Math.max(bufferPeak, message.peakBytes);
       }
       observer.message(message);
     });
@@ -61,6 +73,7 @@ export function startSink(data: SinkWorkerData, observer: SinkObserver): Sink {
         return;
       }
       observer.workerExited(code);
+      bufferBytes = 0; // a dead worker's buffer is gone (the WAL still holds its rows)
       // A dead sink loses nothing (the WAL holds every record past the checkpoint): restart it from there.
       setTimeout(spawn, 1000).unref();
     });
@@ -83,6 +96,7 @@ export function startSink(data: SinkWorkerData, observer: SinkObserver): Sink {
     get checkpoint() {
       return checkpoint;
     },
+    bufferFigures: () => ({ used: bufferBytes, peak: bufferPeak }),
     async stop(finalPosition) {
       stopping = true;
       const stopped = new Promise<void>((resolve) => (onStopped = resolve));

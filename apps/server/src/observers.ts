@@ -4,12 +4,15 @@
  */
 import type { Meter } from '@opentelemetry/api';
 import type { ListenerCap, RefusalKind } from '@sluice/edge';
+import type { LoanFigures } from './pool-lender.js';
 import type { QueryObserver } from '@sluice/querier';
+import type { MemoryPool } from '@sluice/limits';
 import type {
   DiskGuardObserver,
   DiskSample,
   FromSinkWorker,
   IngestObserver,
+  ReceiverBudgets,
   SinkObserver,
   WalObserver,
 } from '@sluice/receiver';
@@ -29,6 +32,13 @@ import {
   createIngestMetrics,
   createMinerMetrics,
   createSinkMetrics,
+  createBudgetMetrics,
+  SLUICE_BUDGET_POOL_VALUE_COMPACTOR_LOAN,
+  SLUICE_BUDGET_POOL_VALUE_INFLIGHT_BODIES,
+  SLUICE_BUDGET_POOL_VALUE_QUERY_POOL,
+  SLUICE_BUDGET_POOL_VALUE_SINK_BUFFERS,
+  SLUICE_BUDGET_POOL_VALUE_WAL_BACKLOG,
+  type BudgetReading,
   type Logger,
   type SluiceListenerValue,
 } from '@sluice/telemetry';
@@ -238,6 +248,55 @@ export function samplePoolGauges(
     m.queueDepth.record(v.queueDepth);
     m.inFlight.record(v.inFlight);
   };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  timer.unref();
+  return { sample, stop: () => clearInterval(timer) };
+}
+
+/** The managed budgets that exist in a process: a role that does not run contributes none. */
+export interface BudgetSources {
+  /** The receiver's budgets, when it runs. */
+  readonly receiver: (() => ReceiverBudgets) | null;
+  /** The query pool, when the querier runs. */
+  readonly pool: MemoryPool | null;
+  /** The compactor's loan from the pool, when the compactor shares the process with the querier. */
+  readonly loan: (() => LoanFigures) | null;
+}
+
+/** Every budget's figures now, in the order of the budget tree (docs/deployment.md, "The budget tree"). */
+export function readBudgets(sources: BudgetSources): BudgetReading[] {
+  const out: BudgetReading[] = [];
+  if (sources.pool !== null) {
+    const pool = sources.pool;
+    out.push({
+      pool: SLUICE_BUDGET_POOL_VALUE_QUERY_POOL,
+      used: pool.reserved(),
+      peak: pool.peakReserved(),
+      limit: pool.size,
+    });
+  }
+  if (sources.loan !== null) out.push({ pool: SLUICE_BUDGET_POOL_VALUE_COMPACTOR_LOAN, ...sources.loan() });
+  if (sources.receiver !== null) {
+    const r = sources.receiver();
+    out.push({ pool: SLUICE_BUDGET_POOL_VALUE_SINK_BUFFERS, ...r.sinkBuffers });
+    out.push({ pool: SLUICE_BUDGET_POOL_VALUE_INFLIGHT_BODIES, ...r.inflightBodies });
+    out.push({ pool: SLUICE_BUDGET_POOL_VALUE_WAL_BACKLOG, ...r.walBacklog });
+  }
+  return out;
+}
+
+/**
+ * Records the budget gauges (`sluice.budget.used` / `peak` / `limit`) every `intervalMs` and whenever `sample()`
+ * is called (the `/metrics` handler calls it, so a scrape reads the figures of that moment).
+ */
+export function sampleBudgetGauges(
+  meter: Meter,
+  read: () => readonly BudgetReading[],
+  intervalMs = 1000,
+): { sample(): void; stop(): void } {
+  const m = createBudgetMetrics(meter);
+  const sample = (): void => m.record(read());
   sample();
   const timer = setInterval(sample, intervalMs);
   timer.unref();

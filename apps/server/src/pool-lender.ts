@@ -18,18 +18,40 @@ export function lentBytes(pool: MemoryPool): number {
     .reduce((sum, c) => sum + c.heldBytes, 0);
 }
 
+/** The compactor-loan budget (`sluice.budget.*` with pool `compactor_loan`), in bytes. */
+export interface LoanFigures {
+  /** Lent now. */
+  readonly used: number;
+  /** The most lent at once since the lender was created. */
+  readonly peak: number;
+  /** The most one loan may take: half the pool. */
+  readonly limit: number;
+}
+
+/** A {@link MemoryLender} that also reports its budget figures. */
+export interface PoolLender extends MemoryLender {
+  figures(): LoanFigures;
+}
+
 /** A lender over `pool`. */
-export function createPoolLender(pool: MemoryPool): MemoryLender {
+export function createPoolLender(pool: MemoryPool): PoolLender {
   let next = 0;
+  let lent = 0;
+  let peak = 0;
+  const limit = Math.floor(pool.size / 2);
   return {
-    loanBytes: (heapCapBytes) => Math.min(heapCapBytes, Math.floor(pool.size / 2)),
+    loanBytes: (heapCapBytes) => Math.min(heapCapBytes, limit),
     tryBorrow(bytes) {
       const reservation = pool.createQuery(`${LOAN_ID_PREFIX}${next++}`);
       if (reservation.tryGrow(bytes).status !== 'ok') {
         reservation.releaseAll();
         return null;
       }
-      return { release: () => void reservation.releaseAll() };
+      lent += bytes;
+      peak = Math.max(peak, lent);
+      // releaseAll answers 0 after the first call, so a second release subtracts nothing.
+      return { release: () => void (lent -= reservation.releaseAll()) };
     },
+    figures: () => ({ used: lent, peak, limit }),
   };
 }

@@ -12,7 +12,7 @@ import { createMemorySource, type MemorySource } from '@sluice/limits';
 import { planProcessMemory } from './memory-setup.js';
 import { createListenerCaps, planListenerCaps } from './access-setup.js';
 import { startQuerier, type Querier } from '@sluice/querier';
-import { createPoolLender, lentBytes } from './pool-lender.js';
+import { createPoolLender, lentBytes, type PoolLender } from './pool-lender.js';
 import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
 import {
@@ -22,7 +22,10 @@ import {
   createQueryObserver,
   createSinkObserver,
   createWalObserver,
+  readBudgets,
+  sampleBudgetGauges,
   samplePoolGauges,
+  type BudgetSources,
 } from './observers.js';
 
 /** A running gateway. */
@@ -69,6 +72,8 @@ export async function startServer(
   let receiver: Receiver | null = null;
   // Assigned once the querier starts; read by the /metrics handler.
   let gauges: { sample(): void; stop(): void } | null = null;
+  // Assigned once every role has started; read by the /metrics handler.
+  let budgetGauges: { sample(): void; stop(): void } | null = null;
   const probes: Probes = {
     notReadyReason: () => {
       if (receiver !== null) return receiver.notReadyReason();
@@ -77,6 +82,7 @@ export async function startServer(
     metricsText: async () => {
       if (!config.telemetry.prometheus) return null;
       gauges?.sample();
+      budgetGauges?.sample();
       return telemetry.metricsText();
     },
   };
@@ -154,18 +160,29 @@ export async function startServer(
   }
 
   let compactor: Compactor | null = null;
+  let lender: PoolLender | null = null;
   if (config.compaction.enabled) {
     // Sharing a process with the querier, a merge borrows its memory from the query pool (one bound for both).
+    lender = querier !== null ? createPoolLender(querier.pool) : null;
     compactor = startCompactor(config, {
       log: createLogger('compactor'),
       meter: telemetry.meter,
-      ...(querier !== null ? { memoryLender: createPoolLender(querier.pool) } : {}),
+      ...(lender !== null ? { memoryLender: lender } : {}),
     });
     log.info('compactor started', {
       interval_secs: config.compaction.intervalSecs,
       grace_secs: config.compaction.graceSecs,
     });
   }
+
+  const r = receiver;
+  const l = lender;
+  const budgets: BudgetSources = {
+    receiver: r !== null ? () => r.budgets() : null,
+    pool: querier?.pool ?? null,
+    loan: l !== null ? () => l.figures() : null,
+  };
+  budgetGauges = sampleBudgetGauges(telemetry.meter, () => readBudgets(budgets));
 
   return {
     log,
@@ -179,6 +196,7 @@ export async function startServer(
         log.info('compactor stopped');
       }
       gauges?.stop();
+      budgetGauges?.stop();
       if (querier !== null) {
         onStage?.('querier');
         await querier.stop();

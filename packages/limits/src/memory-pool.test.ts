@@ -512,6 +512,46 @@ describe('shared across threads', () => {
   });
 });
 
+describe('the pool high-water mark (sluice.budget.peak for query_pool)', () => {
+  test('peakReserved keeps the highest total after shrinks and releases; a refused grow does not move it', () => {
+    const pool = createMemoryPool({ sizeBytes: 100 });
+    assert.equal(pool.peakReserved(), 0);
+    const a = pool.createQuery('a');
+    const b = pool.createQuery('b');
+    assert.equal(a.tryGrow(30).status, 'ok');
+    assert.equal(b.tryGrow(50).status, 'ok');
+    assert.equal(pool.peakReserved(), 80);
+    b.shrink(40);
+    assert.equal(pool.reserved(), 40);
+    assert.equal(pool.peakReserved(), 80);
+    assert.equal(a.tryGrow(70).status, 'refused');
+    assert.equal(pool.peakReserved(), 80);
+    a.releaseAll();
+    b.releaseAll();
+    assert.equal(pool.reserved(), 0);
+    assert.equal(pool.peakReserved(), 80);
+  });
+
+  test('a grow in a worker thread moves the peak the main thread reads (one shared word)', async () => {
+    const pool = createMemoryPool({ sizeBytes: 10 * MiB });
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       import(workerData.url).then(({ attachMemoryPool }) => {
+         const r = attachMemoryPool(workerData.pool).createQuery('w');
+         r.tryGrow(3 * 1024 * 1024); r.releaseAll(); parentPort.postMessage('done');
+       });`,
+      { eval: true, workerData: { pool: pool.shared, url: new URL('./memory-pool.js', import.meta.url).href } },
+    );
+    await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    assert.equal(pool.reserved(), 0);
+    assert.equal(pool.peakReserved(), 3 * MiB);
+  });
+});
+
 describe('single-thread model (fast-check)', () => {
   type Op =
     { op: 'grow'; q: number; bytes: number } | { op: 'shrink'; q: number; part: number } | { op: 'release'; q: number };
@@ -521,12 +561,13 @@ describe('single-thread model (fast-check)', () => {
     fc.record({ op: fc.constant('release' as const), q: fc.nat(3) }),
   );
 
-  test('a grow is refused exactly when the total would pass the size; total == sum of holds after every call', () => {
+  test('a grow is refused exactly when the total would pass the size; total == sum of holds after every call; peakReserved == the highest total so far', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1000 }), fc.array(op, { maxLength: 200 }), (size, ops) => {
         const pool = createMemoryPool({ sizeBytes: size, maxQueries: 4 });
         const rs = [0, 1, 2, 3].map((q) => pool.createQuery(`q${q}`));
         const model = [0, 0, 0, 0];
+        let modelPeak = 0;
         for (const o of ops) {
           const held = model[o.q] ?? 0;
           const total = model.reduce((s, h) => s + h, 0);
@@ -552,6 +593,8 @@ describe('single-thread model (fast-check)', () => {
           );
           assert.equal(sumHeld(pool), pool.reserved());
           assert.ok(pool.reserved() <= size);
+          modelPeak = Math.max(modelPeak, pool.reserved());
+          assert.equal(pool.peakReserved(), modelPeak);
         }
         for (const r of rs) r.releaseAll();
         assert.equal(pool.reserved(), 0);

@@ -10,6 +10,7 @@ import { SlotReservation } from './query-reservation.js';
 import type { QueryReservation } from './query-reservation.js';
 import {
   H_MAGIC,
+  H_PEAK,
   H_RESERVED,
   H_SIZE,
   H_SLOTS,
@@ -93,6 +94,8 @@ export interface MemoryPool {
   readonly shared: SharedMemoryPoolHandle;
   /** Bytes reserved by all queries now. */
   reserved(): number;
+  /** The most bytes reserved at once since the pool was created (its high-water mark, never reset). */
+  peakReserved(): number;
   /** `size - reserved()`. */
   available(): number;
   /**
@@ -186,6 +189,10 @@ class SharedPool implements MemoryPool {
 
   reserved(): number {
     return Number(Atomics.load(this.#cells.words, H_RESERVED));
+  }
+
+  peakReserved(): number {
+    return Number(Atomics.load(this.#cells.words, H_PEAK));
   }
 
   available(): number {

@@ -10,6 +10,7 @@
  * word 2  RESERVED   bytes reserved by all queries together (CAS loop in tryGrow)
  * word 3  SLOTS      number of query slots
  * word 4  TICKET     last slot ticket handed out (Atomics.add; tickets are never reused)
+ * word 5  PEAK       the highest RESERVED since creation (a CAS max after each successful grow)
  * word 8 + i*8 …     slot i: OWNER, HELD, PEAK, THREAD, ID_LEN, GUARD (2 words spare)
  * after the words    slot i's query id, UTF-8, ID_BYTES bytes per slot
  * ```
@@ -28,13 +29,14 @@
  * entering), sets the total to the sum of the slots, and unpauses.
  */
 
-/** Layout tag: "SLUI" and layout version 2 (slot word GUARD). */
-export const POOL_MAGIC = 0x534c5549_0002n;
+/** Layout tag: "SLUI" and layout version 3 (slot word GUARD, header word PEAK). */
+export const POOL_MAGIC = 0x534c5549_0003n;
 export const H_MAGIC = 0;
 export const H_SIZE = 1;
 export const H_RESERVED = 2;
 export const H_SLOTS = 3;
 export const H_TICKET = 4;
+export const H_PEAK = 5;
 export const HEADER_WORDS = 8;
 
 export const S_OWNER = 0;

@@ -9,6 +9,7 @@ import type { GrowOutcome, GrowRefused } from './grow-outcome.js';
 import {
   GUARD_BUSY,
   GUARD_PAUSED,
+  H_PEAK,
   H_RESERVED,
   S_GUARD,
   S_HELD,
@@ -143,6 +144,7 @@ export class SlotReservation implements QueryReservation {
       }
     }
     // Greedy pool: first come, first served, refused only on the process total.
+    let total: bigint;
     for (;;) {
       const current = Atomics.load(words, H_RESERVED);
       const next = current + add;
@@ -153,7 +155,16 @@ export class SlotReservation implements QueryReservation {
         return refused;
       }
       beforeGrowCommit?.();
-      if (Atomics.compareExchange(words, H_RESERVED, current, next) === current) break;
+      if (Atomics.compareExchange(words, H_RESERVED, current, next) === current) {
+        total = next;
+        break;
+      }
+    }
+    // The pool's high-water mark (sluice.budget.peak): one load on a grow that sets no new peak.
+    for (let peak = Atomics.load(words, H_PEAK); total > peak;) {
+      const seen = Atomics.compareExchange(words, H_PEAK, peak, total);
+      if (seen === peak) break;
+      peak = seen;
     }
     afterTotalCommit?.();
     // The total first, then the slot: the total never reads below the sum of the slots.

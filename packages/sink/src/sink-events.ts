@@ -33,7 +33,10 @@ export type SinkEvent =
       readonly message: string;
       readonly code: string | null;
     }
-  /** Periodic buffer level (at most once a second while idle). */
-  | { readonly type: 'buffer'; readonly bytes: number; readonly records: number }
+  /**
+   * Buffer level: at most once a second while consuming or idle, and just before each flush takes the buffer.
+   * `peakBytes` is the most the buffer has held since this sink started (it is checked after every WAL frame).
+   */
+  | { readonly type: 'buffer'; readonly bytes: number; readonly records: number; readonly peakBytes: number }
   /** WAL records that no longer decode (skipped). */
   | { readonly type: 'parse_failures'; readonly reason: string; readonly count: number };

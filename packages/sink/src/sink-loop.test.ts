@@ -96,15 +96,46 @@ describe('the sink over a real WAL and store', () => {
     replayTarget,
   });
 
-  /** Runs a sink to `until` and shuts it down there; returns its events. */
-  async function runTo(settings: SinkSettings, store: ObjectStore, until: WalPosition): Promise<SinkEvent[]> {
+  /** Runs a sink to `until` and shuts it down there; returns its events (every one when `withBuffer`). */
+  async function runTo(
+    settings: SinkSettings,
+    store: ObjectStore,
+    until: WalPosition,
+    withBuffer = false,
+  ): Promise<SinkEvent[]> {
     const events: SinkEvent[] = [];
     const sink = createSinkLoop({ settings, store, emit: (e) => events.push(e) });
     const running = sink.run();
     sink.shutdown(until);
     await running;
-    return events;
+    // Buffer levels have their own test; the others check the sequence of the remaining events.
+    return withBuffer ? events : events.filter((e) => e.type !== 'buffer');
   }
+
+  test('buffer reports carry the high-water mark: each flush is preceded by its level, and peakBytes is the largest level', async () => {
+    const f = await fixture('buffer-peak', 12, 40);
+    const last = f.positions.at(-1)!;
+    // Size flushes at 8 KiB during replay: the buffer fills and empties several times.
+    const events = await runTo(settingsFor(f.walDir, last, 8 * 1024), f.store, last, true);
+    const flushedAt = events.flatMap((e, i) => (e.type === 'flushed' ? [i] : []));
+    assert.ok(flushedAt.length >= 2, JSON.stringify(events.map((e) => e.type)));
+    let levelsBefore: number[] = [];
+    let peak = 0;
+    for (const e of events) {
+      if (e.type === 'buffer') {
+        assert.ok(e.peakBytes >= e.bytes && e.peakBytes >= peak, 'the peak never falls and is at least the level');
+        peak = e.peakBytes;
+        levelsBefore.push(e.bytes);
+      } else if (e.type === 'flushed') {
+        // The report just before a flush is the level it took: the buffer held that much.
+        assert.ok((levelsBefore.at(-1) ?? 0) > 0, 'a buffer report precedes every flush');
+        levelsBefore = [];
+      }
+    }
+    const levels = events.flatMap((e) => (e.type === 'buffer' ? [e.bytes] : []));
+    assert.equal(peak, Math.max(...levels), 'the peak is the highest level the buffer reached');
+    assert.ok(peak >= 8 * 1024, 'a size flush happens only once the buffer reached flush_bytes');
+  });
 
   test('a shutdown stores audit files before data files, one data file per (tenant, hour), and checkpoints at the last frame', async () => {
     const f = await fixture('shutdown', 6, 50);

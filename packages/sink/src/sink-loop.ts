@@ -79,6 +79,14 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
   /** Ends the current sleep early; `onDurable` is false for a retry's back-off, which only a shutdown cuts short. */
   let wake: { readonly resolve: () => void; readonly onDurable: boolean } | null = null;
   let pendingAudit: TemplateAuditEvent[] = [];
+  // The buffer's high-water mark (sluice.budget.peak for sink_buffers): one comparison per WAL frame.
+  let peakBytes = 0;
+  let lastBufferReport = 0;
+
+  function reportBuffer(at: number): void {
+    lastBufferReport = at;
+    emit({ type: 'buffer', bytes: buffer.bytes, records: buffer.records, peakBytes });
+  }
 
   async function loadMiner(): Promise<Miner> {
     const checkpoint = await readCheckpoint(settings.walDir);
@@ -103,11 +111,15 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
     for (const record of records) {
       buffer.add({ tenantId: exported.tenant, record, mined: miner.mine(exported.tenant, record) }, share, arrived);
     }
+    if (buffer.bytes > peakBytes) peakBytes = buffer.bytes;
+    if (arrived - lastBufferReport >= 1000) reportBuffer(arrived);
   }
 
   /** Takes the buffer into a flush plan: keys fixed, checkpoint and miner snapshot taken at the same record. */
   function takeFlush(miner: Miner): { plan: FlushPlan; checkpoint: WalPosition; snapshot: Uint8Array } | null {
     if (buffer.records === 0 || consumed === null) return null;
+    // The level the flush takes: its rows stay held (by the plan) until it has been stored.
+    reportBuffer(now());
     const audit = pendingAudit.concat(miner.drainAuditEvents());
     pendingAudit = [];
     return { plan: planFlush(audit, buffer.takeAll()), checkpoint: consumed, snapshot: miner.snapshot() };
@@ -189,7 +201,6 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
     const miner = await loadMiner();
     let replayed = false;
     let replayedExports = 0;
-    let lastBufferReport = 0;
     for (;;) {
       if (target !== null && (consumed === null || compareWalPositions(consumed, target) < 0)) {
         const until = target;
@@ -219,10 +230,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
         continue;
       }
       const at = now();
-      if (at - lastBufferReport >= 1000) {
-        lastBufferReport = at;
-        emit({ type: 'buffer', bytes: buffer.bytes, records: buffer.records });
-      }
+      if (at - lastBufferReport >= 1000) reportBuffer(at);
       const oldest = buffer.oldestArrivalMs;
       const waitMs = oldest === null ? 1000 : Math.max(10, oldest + settings.flushAgeSecs * 1000 - at);
       await sleep(Math.min(waitMs, 1000));

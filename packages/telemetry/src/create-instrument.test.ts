@@ -14,6 +14,7 @@ import { createMinerMetrics } from './miner-metrics.js';
 import { PullMetricReader } from './pull-metric-reader.js';
 import { createQueryMetrics } from './query-metrics.js';
 import { createConnectionMetrics } from './connection-metrics.js';
+import { createBudgetMetrics } from './budget-metrics.js';
 import { createSinkMetrics } from './sink-metrics.js';
 import {
   ATTR_SLUICE_INGEST_PROTOCOL,
@@ -73,7 +74,7 @@ void test('createInstrument creates every registry metric with its declared kind
   }
 });
 
-void test('the ingest, sink, miner, query and connection helpers together create exactly the registry metrics (compaction and corrupt-object ones come from their roles)', async () => {
+void test('the ingest, sink, miner, query, connection and budget helpers together create exactly the registry metrics (compaction and corrupt-object ones come from their roles)', async () => {
   const data = await collect((meter) => {
     const all = [
       createIngestMetrics(meter),
@@ -81,6 +82,7 @@ void test('the ingest, sink, miner, query and connection helpers together create
       createMinerMetrics(meter),
       createQueryMetrics(meter),
       createConnectionMetrics(meter),
+      createBudgetMetrics(meter),
     ];
     for (const group of all) {
       for (const instrument of Object.values(group) as { add?: (v: number) => void; record?: (v: number) => void }[]) {

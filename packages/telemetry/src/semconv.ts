@@ -59,6 +59,21 @@ export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_SHUTDOWN = 'shutdown';
 /** Values {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER} may take. */
 export type SluiceSinkFlushTriggerValue = 'size' | 'age' | 'ceiling' | 'shutdown';
 
+/** `sluice.budget.pool` (enum): A managed memory (or WAL) budget of the process (docs/deployment.md, "The budget tree"); only the budgets of the roles running in the process are reported. */
+export const ATTR_SLUICE_BUDGET_POOL = 'sluice.budget.pool';
+/** Value `query_pool` of {@link ATTR_SLUICE_BUDGET_POOL}: The process-wide query memory pool (querier.limits.memory_pool_bytes or derived); includes compactor_loan. */
+export const SLUICE_BUDGET_POOL_VALUE_QUERY_POOL = 'query_pool';
+/** Value `sink_buffers` of {@link ATTR_SLUICE_BUDGET_POOL}: Rows the sink buffers before a Parquet flush (receiver.sink.ceiling_bytes or derived). */
+export const SLUICE_BUDGET_POOL_VALUE_SINK_BUFFERS = 'sink_buffers';
+/** Value `inflight_bodies` of {@link ATTR_SLUICE_BUDGET_POOL}: Decompressed export bodies waiting for their WAL fsync (receiver.limits.max_inflight_bytes). */
+export const SLUICE_BUDGET_POOL_VALUE_INFLIGHT_BODIES = 'inflight_bodies';
+/** Value `wal_backlog` of {@link ATTR_SLUICE_BUDGET_POOL}: WAL bytes not yet in object storage, on disk (receiver.wal.max_backlog_bytes). */
+export const SLUICE_BUDGET_POOL_VALUE_WAL_BACKLOG = 'wal_backlog';
+/** Value `compactor_loan` of {@link ATTR_SLUICE_BUDGET_POOL}: Query pool bytes lent to a compaction merge in the same process (at most half the pool). */
+export const SLUICE_BUDGET_POOL_VALUE_COMPACTOR_LOAN = 'compactor_loan';
+/** Values {@link ATTR_SLUICE_BUDGET_POOL} may take. */
+export type SluiceBudgetPoolValue = 'query_pool' | 'sink_buffers' | 'inflight_bodies' | 'wal_backlog' | 'compactor_loan';
+
 /** `sluice.miner.parse_failure.reason` (enum): Why the template miner kept a record verbatim instead of mining it. */
 export const ATTR_SLUICE_MINER_PARSE_FAILURE_REASON = 'sluice.miner.parse_failure.reason';
 /** Value `below_floor` of {@link ATTR_SLUICE_MINER_PARSE_FAILURE_REASON}: The best template match scored below the similarity floor. */
@@ -199,6 +214,30 @@ export type SluiceWalSyncDurationAttributes = Readonly<Record<string, never>>;
 export const METRIC_SLUICE_WAL_BACKLOG = 'sluice.wal.backlog';
 /** Attributes a {@link METRIC_SLUICE_WAL_BACKLOG} data point may carry; only `required` ones are mandatory. */
 export type SluiceWalBacklogAttributes = Readonly<Record<string, never>>;
+
+/** `sluice.budget.used` (gauge, `By`): Bytes a managed budget holds now (read at scrape). */
+export const METRIC_SLUICE_BUDGET_USED = 'sluice.budget.used';
+/** Attributes a {@link METRIC_SLUICE_BUDGET_USED} data point may carry; only `required` ones are mandatory. */
+export type SluiceBudgetUsedAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_BUDGET_POOL]: SluiceBudgetPoolValue;
+};
+
+/** `sluice.budget.peak` (gauge, `By`): The most bytes a managed budget has held since the process started (its high-water mark). */
+export const METRIC_SLUICE_BUDGET_PEAK = 'sluice.budget.peak';
+/** Attributes a {@link METRIC_SLUICE_BUDGET_PEAK} data point may carry; only `required` ones are mandatory. */
+export type SluiceBudgetPeakAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_BUDGET_POOL]: SluiceBudgetPoolValue;
+};
+
+/** `sluice.budget.limit` (gauge, `By`): The size of a managed budget (its configured or derived limit). */
+export const METRIC_SLUICE_BUDGET_LIMIT = 'sluice.budget.limit';
+/** Attributes a {@link METRIC_SLUICE_BUDGET_LIMIT} data point may carry; only `required` ones are mandatory. */
+export type SluiceBudgetLimitAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_BUDGET_POOL]: SluiceBudgetPoolValue;
+};
 
 /** `sluice.sink.flush.duration` (histogram, `s`): Time one sink flush took, from buffer hand-off to uploaded Parquet and advanced checkpoint. */
 export const METRIC_SLUICE_SINK_FLUSH_DURATION = 'sluice.sink.flush.duration';
@@ -420,6 +459,33 @@ export const METRICS = {
     description: 'WAL bytes not yet durably in object storage (ahead of the checkpoint).',
     attributes: [],
   },
+  [METRIC_SLUICE_BUDGET_USED]: {
+    name: METRIC_SLUICE_BUDGET_USED,
+    instrument: 'gauge',
+    unit: 'By',
+    description: 'Bytes a managed budget holds now (read at scrape).',
+    attributes: [
+      { name: ATTR_SLUICE_BUDGET_POOL, requirement: 'required' },
+    ],
+  },
+  [METRIC_SLUICE_BUDGET_PEAK]: {
+    name: METRIC_SLUICE_BUDGET_PEAK,
+    instrument: 'gauge',
+    unit: 'By',
+    description: 'The most bytes a managed budget has held since the process started (its high-water mark).',
+    attributes: [
+      { name: ATTR_SLUICE_BUDGET_POOL, requirement: 'required' },
+    ],
+  },
+  [METRIC_SLUICE_BUDGET_LIMIT]: {
+    name: METRIC_SLUICE_BUDGET_LIMIT,
+    instrument: 'gauge',
+    unit: 'By',
+    description: 'The size of a managed budget (its configured or derived limit).',
+    attributes: [
+      { name: ATTR_SLUICE_BUDGET_POOL, requirement: 'required' },
+    ],
+  },
   [METRIC_SLUICE_SINK_FLUSH_DURATION]: {
     name: METRIC_SLUICE_SINK_FLUSH_DURATION,
     instrument: 'histogram',
@@ -604,6 +670,9 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_WAL_APPEND_DURATION]: SluiceWalAppendDurationAttributes;
   readonly [METRIC_SLUICE_WAL_SYNC_DURATION]: SluiceWalSyncDurationAttributes;
   readonly [METRIC_SLUICE_WAL_BACKLOG]: SluiceWalBacklogAttributes;
+  readonly [METRIC_SLUICE_BUDGET_USED]: SluiceBudgetUsedAttributes;
+  readonly [METRIC_SLUICE_BUDGET_PEAK]: SluiceBudgetPeakAttributes;
+  readonly [METRIC_SLUICE_BUDGET_LIMIT]: SluiceBudgetLimitAttributes;
   readonly [METRIC_SLUICE_SINK_FLUSH_DURATION]: SluiceSinkFlushDurationAttributes;
   readonly [METRIC_SLUICE_SINK_FLUSH_RECORDS]: SluiceSinkFlushRecordsAttributes;
   readonly [METRIC_SLUICE_SINK_FLUSH_ERRORS]: SluiceSinkFlushErrorsAttributes;
@@ -665,6 +734,13 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'Why the sink flushed its buffer to object storage.',
     values: [SLUICE_SINK_FLUSH_TRIGGER_VALUE_SIZE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_AGE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_CEILING, SLUICE_SINK_FLUSH_TRIGGER_VALUE_SHUTDOWN],
+    open: false,
+  },
+  [ATTR_SLUICE_BUDGET_POOL]: {
+    name: ATTR_SLUICE_BUDGET_POOL,
+    type: 'enum',
+    description: 'A managed memory (or WAL) budget of the process (docs/deployment.md, "The budget tree"); only the budgets of the roles running in the process are reported.',
+    values: [SLUICE_BUDGET_POOL_VALUE_QUERY_POOL, SLUICE_BUDGET_POOL_VALUE_SINK_BUFFERS, SLUICE_BUDGET_POOL_VALUE_INFLIGHT_BODIES, SLUICE_BUDGET_POOL_VALUE_WAL_BACKLOG, SLUICE_BUDGET_POOL_VALUE_COMPACTOR_LOAN],
     open: false,
   },
   [ATTR_SLUICE_MINER_PARSE_FAILURE_REASON]: {

@@ -23,6 +23,7 @@ import type { AccessGate, ConnectionCap } from '@sluice/edge';
 import { startSink, type Sink, type SinkObserver } from './sink.js';
 import { createDiskGuard, type DiskGuardObserver } from './disk-guard.js';
 import { createReadiness } from './readiness.js';
+import { trackWalBacklog } from './backlog-budget.js';
 import { storageSettingsFrom } from '@sluice/storage';
 import { walNotReadyReason, type WalObserver } from './wal-health.js';
 
@@ -119,17 +120,8 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     },
     deps.sinkObserver ?? { message: () => undefined, workerExited: () => undefined },
   );
-  // The backlog only grows at a group commit, so its high-water mark is taken there (once per fdatasync).
-  let backlogPeak = 0;
-  const backlogNow = (): number => {
-    const bytes = wal.backlogBytes(sink.checkpoint);
-    if (bytes > backlogPeak) backlogPeak = bytes;
-    return bytes;
-  };
-  wal.onDurable((position) => {
-    sink.durable(position);
-    backlogNow();
-  });
+  wal.onDurable((position) => sink.durable(position));
+  const backlog = trackWalBacklog(wal, () => sink.checkpoint);
 
   let stopping = false;
   // Before any listener opens: the first export is already checked against a sample of the WAL volume.
@@ -182,11 +174,10 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
     httpAddress,
     grpcPort,
     budgets() {
-      const walBacklog = backlogNow();
       return {
         sinkBuffers: { ...sink.bufferFigures(), limit: deps.sinkCeilingBytes },
         inflightBodies: { ...ingest.inflightFigures(), limit: rc.limits.maxInflightBytes },
-        walBacklog: { used: walBacklog, peak: backlogPeak, limit: rc.wal.maxBacklogBytes },
+        walBacklog: { ...backlog.figures(), limit: rc.wal.maxBacklogBytes },
       };
     },
     notReadyReason: () => readiness.notReadyReason(),
@@ -202,6 +193,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
       diskGuard.stop();
       await Promise.all([http.close(), grpc.close()]);
       await wal.close();
+      backlog.stop();
       await sink.stop(wal.durablePosition());
     },
   };

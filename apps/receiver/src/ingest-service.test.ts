@@ -125,6 +125,28 @@ describe('ingest service', () => {
     assert.equal((await third).status, 'accepted', 'capacity returns once the first append is durable');
   });
 
+  test('the in-flight figures count bodies awaiting their fsync; the peak keeps the most at once, a refusal adds nothing', async () => {
+    const wal = gatedWal();
+    const service = createIngestService({ wal, busyReason: () => null, maxInflightBytes: 2 * body.length });
+    assert.deepEqual(service.inflightFigures(), { used: 0, peak: 0 });
+    const first = service.ingest('http_protobuf', 'default', body);
+    const second = service.ingest('http_protobuf', 'default', body);
+    assert.deepEqual(service.inflightFigures(), { used: 2 * body.length, peak: 2 * body.length });
+    assert.equal((await service.ingest('http_protobuf', 'default', body)).status, 'unavailable');
+    assert.deepEqual(service.inflightFigures(), { used: 2 * body.length, peak: 2 * body.length });
+    wal.release();
+    await Promise.all([first, second]);
+    assert.deepEqual(service.inflightFigures(), { used: 0, peak: 2 * body.length });
+    const failing = service.ingest('http_protobuf', 'default', body);
+    wal.fail();
+    assert.equal((await failing).status, 'unavailable');
+    assert.deepEqual(
+      service.inflightFigures(),
+      { used: 0, peak: 2 * body.length },
+      'a failed append gives its bytes back',
+    );
+  });
+
   test('a busy reason (WAL backlog, shutdown) refuses with Retry-After', async () => {
     const wal = gatedWal();
     const service = createIngestService({ wal, busyReason: () => 'shutting down', maxInflightBytes: 1 << 20 });

@@ -12,8 +12,8 @@ import type { EffectiveLimit } from './derive-pool-size.js';
 export const SINK_CEILING_KEY = 'receiver.sink.ceiling_bytes';
 /**
  * Resident memory of a both-roles process (receiver, querier with 4 query workers, compactor) outside the pool and
- * the sink buffers: 320 MiB. Measured with `npm run bench:baseline` (`VmHWM` 313 MiB under light ingest and
- * queries, `VmRSS` 245 MiB idle; docs/deployment.md, "The baseline"). Every derivation leaves at least this free.
+ * the sink buffers: 320 MiB. Measured with `npm run bench:baseline` (`VmHWM` 313–316 MiB under light ingest and
+ * queries, `VmRSS` 245–253 MiB idle, four runs; docs/deployment.md, "The baseline"). Every derivation leaves at least this free.
  */
 export const BASELINE_BYTES = 335_544_320;
 /** The smallest derived ceiling: 32 MiB (below it the sink would flush tiny Parquet files all the time). */

@@ -3,7 +3,7 @@
  * The derived sink ceiling reaches the sink: a real receiver-only gateway (in process, listeners on 127.0.0.1 port 0,
  * real WAL and local store) over a cgroup fixture of 360 MiB derives a 40 MiB ceiling (0.5 × 360 MiB, cut to the
  * limit less the 320 MiB baseline), and 48 MiB of exports make the sink flush with trigger `ceiling` long before
- * `flush_bytes` (1 GiB) or `flush_age_secs` (1 h) could.
+ * `flush_bytes` (1 GiB) or `flush_age_secs` (1 h) could. Its `/metrics` shows only the receiver's three budgets.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,6 +73,14 @@ tenancy: { default_tenant: default }
   try {
     const url = `http://127.0.0.1:${server.receiver!.httpAddress.port}`;
     assert.equal(await metric(url, 'sluice_budget_limit', 'pool="sink_buffers"'), 40 * MiB);
+    const pools = new Set(
+      [...(await (await fetch(`${url}/metrics`)).text()).matchAll(/sluice_budget_pool="([a-z_]+)"/g)].map((m) => m[1]),
+    );
+    assert.deepEqual(
+      [...pools].sort(),
+      ['inflight_bodies', 'sink_buffers', 'wal_backlog'],
+      'a receiver-only process has only its own budgets',
+    );
     for (let i = 0; i < 4; i++) {
       const res = await fetch(`${url}/v1/logs`, {
         method: 'POST',

@@ -87,6 +87,7 @@ tenancy:
       protectMetrics: false,
     }),
     connectionCaps: { http: cap('otlp_http'), grpc: cap('otlp_grpc') },
+    sinkCeilingBytes: 64 * 1024 * 1024,
     walFilePort: port,
     walObserver: { fenced: (e) => fenced.push(e), resumed: (e) => resumed.push(e) },
   });

@@ -1,20 +1,26 @@
 /**
  * @module query-metrics
- * Instruments of the querier: query latency (rejections carry `error.type`), row-group pruning, the memory pool
- * and the admission queue.
+ * Instruments of the querier: query latency (rejections carry `error.type`), row-group pruning, the memory pool,
+ * the admission queue, the size of every answer, and the result ceilings an observe-mode querier let pass.
  */
 import type { Meter } from '@opentelemetry/api';
 import { createInstrument } from './create-instrument.js';
 import type { InstrumentFor } from './create-instrument.js';
 import {
+  ATTR_SLUICE_QUERY_LIMIT,
   ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
+  METRIC_SLUICE_QUERY_BUDGET_EXCEEDED,
   METRIC_SLUICE_QUERY_DURATION,
   METRIC_SLUICE_QUERY_IN_FLIGHT,
   METRIC_SLUICE_QUERY_POOL_LENT,
   METRIC_SLUICE_QUERY_POOL_LIMIT,
   METRIC_SLUICE_QUERY_POOL_RESERVED,
   METRIC_SLUICE_QUERY_QUEUE_DEPTH,
+  METRIC_SLUICE_QUERY_RESPONSE_SIZE,
   METRIC_SLUICE_QUERY_ROW_GROUPS,
+  SLUICE_QUERY_LIMIT_VALUE_MAX_QUERY_MEMORY_BYTES,
+  SLUICE_QUERY_LIMIT_VALUE_MAX_RESULT_BYTES,
+  SLUICE_QUERY_LIMIT_VALUE_MAX_ROWS,
   SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
   SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
 } from './semconv.js';
@@ -35,6 +41,10 @@ export interface QueryMetrics {
   readonly queueDepth: InstrumentFor<typeof METRIC_SLUICE_QUERY_QUEUE_DEPTH>;
   /** `sluice.query.in_flight` gauge, `{query}` holding an admission permit. */
   readonly inFlight: InstrumentFor<typeof METRIC_SLUICE_QUERY_IN_FLIGHT>;
+  /** `sluice.query.response.size` histogram, `By`: every answer's result bytes; requires `sluice.query.kind`. */
+  readonly responseSize: InstrumentFor<typeof METRIC_SLUICE_QUERY_RESPONSE_SIZE>;
+  /** `sluice.query.budget_exceeded` counter, `{query}`, by `sluice.query.limit`; every limit pre-seeded with 0. */
+  readonly budgetExceeded: InstrumentFor<typeof METRIC_SLUICE_QUERY_BUDGET_EXCEEDED>;
 }
 
 /**
@@ -45,6 +55,14 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
   const rowGroups = createInstrument(meter, METRIC_SLUICE_QUERY_ROW_GROUPS);
   rowGroups.add(0, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED });
   rowGroups.add(0, { [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED });
+  // Seeded so an operator watching an observe-mode rollout reads 0, not "no data", until a ceiling is crossed.
+  const budgetExceeded = createInstrument(meter, METRIC_SLUICE_QUERY_BUDGET_EXCEEDED);
+  for (const limit of [
+    SLUICE_QUERY_LIMIT_VALUE_MAX_RESULT_BYTES,
+    SLUICE_QUERY_LIMIT_VALUE_MAX_ROWS,
+    SLUICE_QUERY_LIMIT_VALUE_MAX_QUERY_MEMORY_BYTES,
+  ] as const)
+    budgetExceeded.add(0, { [ATTR_SLUICE_QUERY_LIMIT]: limit });
   return {
     duration: createInstrument(meter, METRIC_SLUICE_QUERY_DURATION),
     rowGroups,
@@ -53,5 +71,7 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
     poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
     queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
     inFlight: createInstrument(meter, METRIC_SLUICE_QUERY_IN_FLIGHT),
+    responseSize: createInstrument(meter, METRIC_SLUICE_QUERY_RESPONSE_SIZE),
+    budgetExceeded,
   };
 }

@@ -98,6 +98,17 @@ export const SLUICE_QUERY_KIND_VALUE_TEMPLATES = 'templates';
 /** Values {@link ATTR_SLUICE_QUERY_KIND} may take. */
 export type SluiceQueryKindValue = 'logs' | 'drift' | 'templates';
 
+/** `sluice.query.limit` (enum): Which per-query result ceiling a query went past (querier.limits.enforcement: observe serves it and counts it; docs/design/query-governance.md). */
+export const ATTR_SLUICE_QUERY_LIMIT = 'sluice.query.limit';
+/** Value `max_result_bytes` of {@link ATTR_SLUICE_QUERY_LIMIT}: The serialized result was larger than querier.limits.max_result_bytes. */
+export const SLUICE_QUERY_LIMIT_VALUE_MAX_RESULT_BYTES = 'max_result_bytes';
+/** Value `max_rows` of {@link ATTR_SLUICE_QUERY_LIMIT}: The query returned more records than querier.limits.max_rows (enforce mode clamps its limit). */
+export const SLUICE_QUERY_LIMIT_VALUE_MAX_ROWS = 'max_rows';
+/** Value `max_query_memory_bytes` of {@link ATTR_SLUICE_QUERY_LIMIT}: The query held more of the pool than querier.limits.max_query_memory_bytes. */
+export const SLUICE_QUERY_LIMIT_VALUE_MAX_QUERY_MEMORY_BYTES = 'max_query_memory_bytes';
+/** Values {@link ATTR_SLUICE_QUERY_LIMIT} may take. */
+export type SluiceQueryLimitValue = 'max_result_bytes' | 'max_rows' | 'max_query_memory_bytes';
+
 /** `sluice.query.row_group.state` (enum): Whether a Parquet row group was read or skipped by statistics pruning. */
 export const ATTR_SLUICE_QUERY_ROW_GROUP_STATE = 'sluice.query.row_group.state';
 /** Value `scanned` of {@link ATTR_SLUICE_QUERY_ROW_GROUP_STATE}: The row group was decoded. */
@@ -309,6 +320,22 @@ export const METRIC_SLUICE_QUERY_ROW_GROUPS = 'sluice.query.row_groups';
 export type SluiceQueryRowGroupsAttributes = {
   /** required */
   readonly [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SluiceQueryRowGroupStateValue;
+};
+
+/** `sluice.query.budget_exceeded` (counter, `{query}`): Queries that went past a per-query result ceiling and were served because querier.limits.enforcement is observe: what enforce mode would have refused (or, for max_rows, clamped). */
+export const METRIC_SLUICE_QUERY_BUDGET_EXCEEDED = 'sluice.query.budget_exceeded';
+/** Attributes a {@link METRIC_SLUICE_QUERY_BUDGET_EXCEEDED} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryBudgetExceededAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_QUERY_LIMIT]: SluiceQueryLimitValue;
+};
+
+/** `sluice.query.response.size` (histogram, `By`): Result bytes of every query answered with a result (the JSON body, the MCP tool result, or every NDJSON line of a stream), not sampled; refusals are not answers and are counted on sluice.query.duration. */
+export const METRIC_SLUICE_QUERY_RESPONSE_SIZE = 'sluice.query.response.size';
+/** Attributes a {@link METRIC_SLUICE_QUERY_RESPONSE_SIZE} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryResponseSizeAttributes = {
+  /** required */
+  readonly [ATTR_SLUICE_QUERY_KIND]: SluiceQueryKindValue;
 };
 
 /** `sluice.query.pool.reserved` (gauge, `By`): Bytes currently reserved on the process-wide query memory pool. */
@@ -569,6 +596,25 @@ export const METRICS = {
       { name: ATTR_SLUICE_QUERY_ROW_GROUP_STATE, requirement: 'required' },
     ],
   },
+  [METRIC_SLUICE_QUERY_BUDGET_EXCEEDED]: {
+    name: METRIC_SLUICE_QUERY_BUDGET_EXCEEDED,
+    instrument: 'counter',
+    unit: '{query}',
+    description: 'Queries that went past a per-query result ceiling and were served because querier.limits.enforcement is observe: what enforce mode would have refused (or, for max_rows, clamped).',
+    attributes: [
+      { name: ATTR_SLUICE_QUERY_LIMIT, requirement: 'required' },
+    ],
+  },
+  [METRIC_SLUICE_QUERY_RESPONSE_SIZE]: {
+    name: METRIC_SLUICE_QUERY_RESPONSE_SIZE,
+    instrument: 'histogram',
+    unit: 'By',
+    description: 'Result bytes of every query answered with a result (the JSON body, the MCP tool result, or every NDJSON line of a stream), not sampled; refusals are not answers and are counted on sluice.query.duration.',
+    attributes: [
+      { name: ATTR_SLUICE_QUERY_KIND, requirement: 'required' },
+    ],
+    buckets: [1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456],
+  },
   [METRIC_SLUICE_QUERY_POOL_RESERVED]: {
     name: METRIC_SLUICE_QUERY_POOL_RESERVED,
     instrument: 'gauge',
@@ -682,6 +728,8 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_STORAGE_PARQUET_FILE_SIZE]: SluiceStorageParquetFileSizeAttributes;
   readonly [METRIC_SLUICE_QUERY_DURATION]: SluiceQueryDurationAttributes;
   readonly [METRIC_SLUICE_QUERY_ROW_GROUPS]: SluiceQueryRowGroupsAttributes;
+  readonly [METRIC_SLUICE_QUERY_BUDGET_EXCEEDED]: SluiceQueryBudgetExceededAttributes;
+  readonly [METRIC_SLUICE_QUERY_RESPONSE_SIZE]: SluiceQueryResponseSizeAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LENT]: SluiceQueryPoolLentAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
@@ -755,6 +803,13 @@ export const ATTRIBUTES = {
     type: 'enum',
     description: 'Which query surface the request used.',
     values: [SLUICE_QUERY_KIND_VALUE_LOGS, SLUICE_QUERY_KIND_VALUE_DRIFT, SLUICE_QUERY_KIND_VALUE_TEMPLATES],
+    open: false,
+  },
+  [ATTR_SLUICE_QUERY_LIMIT]: {
+    name: ATTR_SLUICE_QUERY_LIMIT,
+    type: 'enum',
+    description: 'Which per-query result ceiling a query went past (querier.limits.enforcement: observe serves it and counts it; docs/design/query-governance.md).',
+    values: [SLUICE_QUERY_LIMIT_VALUE_MAX_RESULT_BYTES, SLUICE_QUERY_LIMIT_VALUE_MAX_ROWS, SLUICE_QUERY_LIMIT_VALUE_MAX_QUERY_MEMORY_BYTES],
     open: false,
   },
   [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: {

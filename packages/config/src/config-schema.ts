@@ -22,7 +22,7 @@ import {
   describeBounds,
 } from './scalar-value.js';
 import type { NumberBounds } from './scalar-value.js';
-import type { CorruptObjectPolicy, StorageBackend } from './sluice-config.js';
+import type { CeilingEnforcement, CorruptObjectPolicy, StorageBackend } from './sluice-config.js';
 
 /** The only configuration major version this build reads. */
 export const CONFIG_VERSION = 1;
@@ -35,6 +35,9 @@ export const STORAGE_BACKENDS: readonly StorageBackend[] = ['local', 's3'];
 
 /** What a query does with a corrupt object (`querier.on_corrupt_object`). */
 export const CORRUPT_OBJECT_POLICIES: readonly CorruptObjectPolicy[] = ['fail', 'skip'];
+
+/** What the per-query result ceilings do (`querier.limits.enforcement`). */
+export const CEILING_ENFORCEMENTS: readonly CeilingEnforcement[] = ['enforce', 'observe'];
 
 const AT_LEAST_ONE: NumberBounds = { min: 1 };
 
@@ -358,6 +361,15 @@ const querierSchema = section({
       default_rows: integerKey('Rows returned when a query sets no limit; must be <= max_rows.', 1000),
       max_rows: integerKey('Largest row limit a query may ask for.', 10000),
       max_result_bytes: integerKey('Largest serialized result body, in bytes.', 67108864),
+      enforcement: leaf<CeilingEnforcement>(
+        {
+          description:
+            'What the per-query result ceilings do: enforce = refuse past max_result_bytes or max_query_memory_bytes (422) and clamp a limit to max_rows; observe = serve the query, log a warning with its fingerprint and the figure, and count sluice.query.budget_exceeded. The pool, file, time and admission limits are enforced either way.',
+          constraint: 'enforce | observe',
+        },
+        'enforce',
+        (raw) => coerceChoice(raw, CEILING_ENFORCEMENTS),
+      ),
     },
     querierLimitsRule,
   ),

@@ -14,6 +14,7 @@ export type {
   SluiceConfig,
   StorageBackend,
   CorruptObjectPolicy,
+  CeilingEnforcement,
   ServerConfig,
   StorageConfig,
   LocalStorageConfig,

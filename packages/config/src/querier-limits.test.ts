@@ -125,6 +125,17 @@ describe('querier.limits validation', () => {
     assert.match(rejection('    memory_pool_fraction: 1.01\n').message, /in \(0, 1\]/);
   });
 
+  test('enforcement defaults to enforce, takes observe literally and through SLUICE_QUERIER_LIMITS_ENFORCEMENT, and refuses anything else', () => {
+    assert.equal(limitsOf('    max_files: 3\n').enforcement, 'enforce');
+    assert.equal(limitsOf('    enforcement: observe\n').enforcement, 'observe');
+    const env = parseConfig({ env: { SLUICE_QUERIER_LIMITS_ENFORCEMENT: 'observe' } });
+    if (!env.ok) assert.fail(JSON.stringify(env.error));
+    assert.equal(env.value.querier.limits.enforcement, 'observe');
+    const issue = rejection('    enforcement: warn\n');
+    assert.equal(issue.path, 'querier.limits.enforcement');
+    assert.match(issue.message, /must be one of enforce, observe, got "warn"/);
+  });
+
   test('RFC0058.8: non-numeric values are rejected with the key named', () => {
     const issue = rejection('    max_rows: lots\n');
     assert.equal(issue.path, 'querier.limits.max_rows');

@@ -11,6 +11,12 @@ export type StorageBackend = 'local' | 's3';
 /** What a query does with a corrupt or foreign object: answer `storage_corrupt`, or serve the rest. */
 export type CorruptObjectPolicy = 'fail' | 'skip';
 
+/**
+ * What the per-query result ceilings do (`querier.limits.enforcement`): `enforce` refuses (or, for `max_rows`,
+ * clamps); `observe` serves the query, logs a warning and counts `sluice.query.budget_exceeded`.
+ */
+export type CeilingEnforcement = 'enforce' | 'observe';
+
 /** `server`: the process as a whole. */
 export interface ServerConfig {
   /** `shutdown_timeout_secs`: longest graceful stop; storage work still running then is abandoned. */
@@ -158,6 +164,11 @@ export interface QueryLimitsConfig {
   readonly defaultRows: number;
   readonly maxRows: number;
   readonly maxResultBytes: number;
+  /**
+   * `enforcement`: `observe` serves a query past `max_result_bytes`, `max_rows` or `max_query_memory_bytes` (a warning
+   * and a count instead of a refusal); the pool, the files, the time and the admission limits are enforced either way.
+   */
+  readonly enforcement: CeilingEnforcement;
 }
 
 /** `querier`. */

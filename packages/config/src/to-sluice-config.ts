@@ -95,6 +95,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         defaultRows: querier.limits.default_rows,
         maxRows: querier.limits.max_rows,
         maxResultBytes: querier.limits.max_result_bytes,
+        enforcement: querier.limits.enforcement,
       },
     },
     compaction: {

@@ -60,6 +60,8 @@ export type {
 } from './admission-gate.js';
 export { createAdmissionGate } from './admission-gate.js';
 export type { BudgetOutcome, ResultBudget, ResultBudgetOptions } from './result-budget.js';
+export type { CeilingCrossed, CeilingEnforcement, ResultCeiling } from './ceiling-observation.js';
+export { resultCeilingKey } from './ceiling-observation.js';
 export { createResultBudget } from './result-budget.js';
 export type { FileLimitCap, LimitError, LimitErrorKind } from './limit-errors.js';
 export {

@@ -19,6 +19,8 @@ export const MAX_LISTED_OBJECTS_KEY = 'querier.limits.max_listed_objects';
 export const MAX_FILES_KEY = 'querier.limits.max_files';
 /** The manifest size cap is fixed, not configurable; this label says so where a key would go. */
 export const MANIFEST_BYTES_LIMIT = 'manifest_bytes (fixed, not configurable)';
+/** The largest row limit a query may ask for (a clamp in enforce mode, observed in observe mode). */
+export const MAX_ROWS_KEY = 'querier.limits.max_rows';
 /** Rendered result bytes. */
 export const MAX_RESULT_BYTES_KEY = 'querier.limits.max_result_bytes';
 /** Longest execution of an admitted query. */

@@ -36,6 +36,29 @@ describe('RFC0058.7: result byte budget', () => {
     assert.equal(pool.reserved(), 0);
   });
 
+  test('observe mode: a body past max_result_bytes is kept whole and reported as crossed, not refused', () => {
+    const pool = createMemoryPool({ sizeBytes: 10_000 });
+    const q = pool.createQuery('q');
+    const budget = createResultBudget({ maxResultBytes: 25, reservation: q, enforcement: 'observe' });
+    for (const row of ['{"a":1}\n', '{"b":"é"}\n']) assert.equal(budget.append(row).status, 'ok');
+    assert.equal(budget.crossed, undefined, 'under the ceiling nothing is reported');
+    assert.equal(budget.append('{"c":3}\n').status, 'ok'); // 27 > 25: served
+    assert.deepEqual(budget.crossed, { limit: 'max_result_bytes', value: 27, ceiling: 25 });
+    assert.equal(budget.body().toString('utf8'), '{"a":1}\n{"b":"é"}\n{"c":3}\n');
+    assert.equal(q.held, 27, 'every byte is still reserved on the pool');
+    budget.release();
+  });
+
+  test('observe mode still refuses what the pool cannot hold', () => {
+    const pool = createMemoryPool({ sizeBytes: 20 });
+    const q = pool.createQuery('q');
+    const budget = createResultBudget({ maxResultBytes: 10, reservation: q, enforcement: 'observe' });
+    assert.equal(budget.append('0123456789ab').status, 'ok');
+    const refused = budget.append('0123456789');
+    assert.equal(refused.status, 'refused');
+    assert.equal(q.held, 0);
+  });
+
   test('RFC0058.7: a pool smaller than the result but larger than the scan rejects as a memory limit', () => {
     const pool = createMemoryPool({ sizeBytes: 100 });
     const q = pool.createQuery('q');

@@ -5,7 +5,11 @@
  * `max_result_bytes` total *before* it is retained. The budget buffers the chunks, so the HTTP layer commits the
  * 200 status only when the whole body is known to fit — never a 200 followed by an error. Any failure is sticky
  * and releases what the budget held at once (fail safe: the partial body is dropped, never sent).
+ *
+ * With `enforcement: 'observe'` crossing `max_result_bytes` is not a failure: the body goes on being counted,
+ * reserved and buffered, and {@link ResultBudget.crossed} reports it. The pool still refuses what it cannot hold.
  */
+import type { CeilingCrossed, CeilingEnforcement } from './ceiling-observation.js';
 import type { GrowRefused } from './grow-outcome.js';
 import type { QueryReservation } from './query-reservation.js';
 import { checkBytes } from './pool-layout.js';
@@ -30,6 +34,8 @@ export interface ResultBudgetOptions {
   readonly maxResultBytes: number;
   /** The query's reservation; the buffered body is reserved on it. */
   readonly reservation: QueryReservation;
+  /** `querier.limits.enforcement`; default `enforce`. */
+  readonly enforcement?: CeilingEnforcement;
 }
 
 /** A result being serialized. */
@@ -40,6 +46,8 @@ export interface ResultBudget {
   count(bytes: number): BudgetOutcome;
   /** Bytes counted so far. */
   readonly countedBytes: number;
+  /** Observe mode: `max_result_bytes` crossed, with the bytes counted so far; `undefined` while under it. */
+  readonly crossed: CeilingCrossed | undefined;
   /** The first failure, if any (sticky). */
   readonly failure: Exclude<BudgetOutcome, { status: 'ok' }> | undefined;
   /** The buffered body, once every chunk fitted. @throws Error after a failure (a caller bug). */
@@ -66,6 +74,8 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
   let reservedBytes = 0;
   let chunks: Buffer[] = [];
   let failure: Exclude<BudgetOutcome, { status: 'ok' }> | undefined;
+  const observe = options.enforcement === 'observe';
+  let over = false;
 
   const giveBack = (): void => {
     if (reservedBytes > 0 && !reservation.released) reservation.shrink(Math.min(reservedBytes, reservation.held));
@@ -79,7 +89,7 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
   };
   const take = (bytes: number, chunk: Buffer | undefined): BudgetOutcome => {
     if (failure) return failure;
-    if (counted + bytes > maxResultBytes) {
+    if (counted + bytes > maxResultBytes && !observe) {
       return fail({
         status: 'over',
         kind: 'query_result_limit',
@@ -90,6 +100,7 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
     const grown = reservation.tryGrow(bytes); // reserve before retain
     if (grown.status !== 'ok') return fail(grown);
     counted += bytes;
+    if (counted > maxResultBytes) over = true;
     reservedBytes += bytes;
     if (chunk) chunks.push(chunk);
     return OK;
@@ -109,6 +120,9 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
     },
     get countedBytes() {
       return counted;
+    },
+    get crossed() {
+      return over ? { limit: 'max_result_bytes' as const, value: counted, ceiling: maxResultBytes } : undefined;
     },
     get failure() {
       return failure;

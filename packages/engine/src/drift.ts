@@ -8,7 +8,7 @@
 import type { ObjectStore } from '@sluice/storage';
 import { StorageCorruptError } from '@sluice/storage';
 import type { TimeWindow } from '@sluice/query';
-import type { QueryReservation } from '@sluice/limits';
+import type { CeilingEnforcement, QueryReservation } from '@sluice/limits';
 import { listAuditFiles } from './audit-files.js';
 import type { CorruptObjects } from './corrupt-objects.js';
 import { checkAborted } from './failures.js';
@@ -39,7 +39,11 @@ export interface DriftOptions {
   readonly window: TimeWindow;
   readonly reservation: QueryReservation;
   readonly tracker: MemoryTracker;
-  readonly limits: { readonly maxListedObjects: number; readonly maxResultBytes: number };
+  readonly limits: {
+    readonly maxListedObjects: number;
+    readonly maxResultBytes: number;
+    readonly enforcement?: CeilingEnforcement;
+  };
   readonly signal?: AbortSignal;
   /** Where corrupt audit files are met: under `skip` such a file (or the rest of it) is left out. */
   readonly corrupt: CorruptObjects;
@@ -114,16 +118,22 @@ export async function runDrift(o: DriftOptions): Promise<ExecuteOutcome> {
     }
   }
   const rows = [...byId.values()].sort((a, b) => b.count - a.count || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const budget = renderThroughBudget(o.reservation, o.limits.maxResultBytes, (append) => {
-    append('{"rows":[');
-    rows.forEach((r, i) => {
-      append(
-        `${i === 0 ? '' : ','}{"template_id":${jsonU64(r.id)},"widening_count":${r.count},"min_old_version":${r.minOld},` +
-          `"max_new_version":${r.maxNew},"first_seen_unix_nano":${jsonU64(r.first)},"last_seen_unix_nano":${jsonU64(r.last)}}`,
-      );
-    });
-    append(`],"stats":${renderStats(stats, corrupt.met)}}`);
-  });
+  const budget = renderThroughBudget(
+    o.reservation,
+    o.limits.maxResultBytes,
+    (append) => {
+      append('{"rows":[');
+      rows.forEach((r, i) => {
+        append(
+          `${i === 0 ? '' : ','}{"template_id":${jsonU64(r.id)},"widening_count":${r.count},"min_old_version":${r.minOld},` +
+            `"max_new_version":${r.maxNew},"first_seen_unix_nano":${jsonU64(r.first)},"last_seen_unix_nano":${jsonU64(r.last)}}`,
+        );
+      });
+      append(`],"stats":${renderStats(stats, corrupt.met)}}`);
+    },
+    o.limits.enforcement,
+  );
   tracker.releaseAll();
-  return { status: 'ok', body: budget.body(), budget, rows: rows.length, stats, corrupt: corrupt.met };
+  const crossed = budget.crossed === undefined ? [] : [budget.crossed];
+  return { status: 'ok', body: budget.body(), budget, rows: rows.length, stats, corrupt: corrupt.met, crossed };
 }

@@ -3,14 +3,15 @@
  * One log query, end to end, under the shared memory pool: window → partition walk (caps) → per file footer and
  * row-group pruning → per row group: reserve, decode the predicate's columns, evaluate, and only for groups with
  * matches that are still needed decode the output columns → records or aggregation → the JSON body through the
- * result budget. Every failure path gives back what the query reserved.
+ * result budget — or, for a streamed query, as NDJSON lines through a {@link LineStream} while the scan runs.
+ * Every failure path gives back what the query reserved.
  */
-import type { QueryReservation, ResultBudget } from '@sluice/limits';
+import type { CeilingCrossed, CeilingEnforcement, QueryReservation, ResultBudget } from '@sluice/limits';
 import type { AggregateStage, CountStage, FieldName, LogQuery, Query, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
 import type { ObjectStore } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
-import { Aggregator, aggregationColumns } from './aggregate.js';
+import { Aggregator, aggregationColumns, type Group } from './aggregate.js';
 import { AttrReader } from './attr-value.js';
 import type { CorruptObject, CorruptObjectPolicy, CorruptObjects } from './corrupt-objects.js';
 import { createCorruptObjects } from './corrupt-objects.js';
@@ -18,6 +19,7 @@ import { runDrift } from './drift.js';
 import type { QueryFailure } from './failures.js';
 import { checkAborted, failureOf } from './failures.js';
 import { FIELD_COLUMN } from './fields.js';
+import { LineStream, type LineSink } from './line-stream.js';
 import type { LiveFile } from './listing.js';
 import { listLiveFiles } from './listing.js';
 import { compilePredicate } from './predicate-eval.js';
@@ -39,6 +41,11 @@ export interface ExecuteLimits {
   readonly maxListedObjects: number;
   readonly maxFiles: number;
   readonly maxResultBytes: number;
+  /**
+   * `querier.limits.enforcement`: in `observe` mode `maxResultBytes` and `maxRows` do not refuse or clamp; a
+   * crossing is reported in the outcome's `crossed`. Default `enforce`.
+   */
+  readonly enforcement?: CeilingEnforcement;
 }
 
 /** Deterministic test seams; each is awaited. */
@@ -69,6 +76,12 @@ export interface ExecuteOptions {
   readonly hooks?: ExecuteHooks;
   /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
   readonly reclaim?: HeapReclaimer;
+  /**
+   * Stream a log query's result as NDJSON (docs/design/query-governance.md, "Streamed results"): each record
+   * (or aggregation group) is one line sent through `sink` as the scan finds it, in batches; the outcome's `body`
+   * is then only the trailer line `{"rows":n,"stats":{…}}`. Ignored for drift statements (answered whole).
+   */
+  readonly stream?: { readonly sink: LineSink; readonly batchBytes?: number };
 }
 
 export type { QueryFailure } from './failures.js';
@@ -88,6 +101,10 @@ export type ExecuteOutcome =
       readonly rows: number;
       readonly stats: QueryStats;
       readonly corrupt: readonly CorruptObject[];
+      /** Observe mode: the result ceilings this query went past and was served anyway (else empty). */
+      readonly crossed?: readonly CeilingCrossed[];
+      /** A streamed query: the bytes of the lines sent before the trailer (`body`). */
+      readonly streamedBytes?: number;
     }
   | { readonly status: 'error'; readonly error: QueryFailure; readonly corrupt: readonly CorruptObject[] };
 
@@ -129,19 +146,38 @@ async function runLogQuery(
     if (s.kind === 'project') projectKeys = projectedKeys(s.paths);
   }
   const stats = emptyStats();
+  const enforcement = limits.enforcement ?? 'enforce';
+  const rowLimit = agg ? 0 : effectiveRowLimit(q, limits, options.rowCap, enforcement === 'enforce');
+  const stream =
+    options.stream === undefined
+      ? undefined
+      : new LineStream({
+          sink: options.stream.sink,
+          tracker,
+          maxResultBytes: limits.maxResultBytes,
+          enforcement,
+          ...(options.stream.batchBytes !== undefined ? { batchBytes: options.stream.batchBytes } : {}),
+        });
+  /** Records sent by a streamed query without sort, which sends each record as the scan finds it. */
+  let streamedRecords = 0;
   const aggregator = agg === undefined ? undefined : new Aggregator(agg, tracker);
   const sortField =
     !agg && sortStage && (FIELD_NAMES as readonly string[]).includes(sortStage.key)
       ? (sortStage.key as FieldName)
       : undefined;
-  const collector = agg
-    ? undefined
-    : new RecordCollector({
-        limit: effectiveRowLimit(q, limits, options.rowCap),
-        tracker,
-        maxResultBytes: limits.maxResultBytes,
-        ...(sortField !== undefined ? { sort: { field: sortField, descending: sortStage?.descending === true } } : {}),
-      });
+  // A stream sends unsorted records as they are found; sorted ones need the top-k heap complete first.
+  const collector =
+    agg || (stream !== undefined && sortField === undefined)
+      ? undefined
+      : new RecordCollector({
+          limit: rowLimit,
+          tracker,
+          maxResultBytes: limits.maxResultBytes,
+          enforcement,
+          ...(sortField !== undefined
+            ? { sort: { field: sortField, descending: sortStage?.descending === true } }
+            : {}),
+        });
 
   const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal, corrupt);
   if (hooks?.afterListing) await hooks.afterListing({ files, listedObjects: listed });
@@ -262,6 +298,22 @@ async function runLogQuery(
                 collector.add(renderLogRow(all, i, projectKeys));
               }
             }
+          } else if (stream) {
+            if (streamedRecords >= rowLimit) continue;
+            const before = file.bytesRead;
+            second = await readReserved(
+              opened,
+              g.index,
+              RECORD_COLUMNS.filter((c) => !want.has(c)),
+              tracker,
+            );
+            materialBytes += file.bytesRead - before;
+            const all: Columns = { ...cols, ...second.cols };
+            for (let k = 0; k < m && streamedRecords < rowLimit; k++) {
+              const wait = stream.push(renderLogRow(all, matched[k] as number, projectKeys));
+              streamedRecords++;
+              if (wait) await wait;
+            }
           }
         } finally {
           tracker.shrink(matchBytes);
@@ -304,26 +356,61 @@ async function runLogQuery(
   }
   stats.rows_excluded = aggregator?.excluded ?? 0;
   const records = collector?.drain() ?? [];
-  const budget = renderThroughBudget(options.reservation, limits.maxResultBytes, (append) => {
-    append(`{"rows":${rows},"stats":${renderStats(stats, corrupt.met)},"records":[`);
-    records.forEach((r, idx) => {
-      append(idx === 0 ? r.text : `,${r.text}`);
+  const returned = records.length + streamedRecords;
+  const crossed: CeilingCrossed[] = [];
+  if (!agg && returned > limits.maxRows) crossed.push({ limit: 'max_rows', value: returned, ceiling: limits.maxRows });
+  if (stream) {
+    for (const r of records) {
+      const wait = stream.push(r.text);
       tracker.shrink(r.reserved);
-    });
-    append(']');
+      if (wait) await wait;
+    }
     if (groups && aggregator) {
-      append(',"aggregate":[');
-      groups.forEach((g, idx) => {
-        let s = `${idx === 0 ? '' : ','}{"key":[${g.key.map(jsonString).join(',')}],"count":${g.count}`;
-        if (agg?.kind === 'aggregate') s += `,"value":${jsonNumber(aggregator.valueOf(g))}`;
-        append(`${s}}`);
+      for (const g of groups) {
+        const wait = stream.push(renderGroup(g, agg, aggregator));
+        if (wait) await wait;
+      }
+    }
+    await stream.end();
+    checkAborted(signal);
+    const trailer = `{"rows":${rows},"stats":${renderStats(stats, corrupt.met)}}\n`;
+    stream.count(Buffer.byteLength(trailer, 'utf8'));
+    // Counted against max_result_bytes by the stream above; the budget only reserves the trailer until it is sent.
+    const budget = renderThroughBudget(options.reservation, Number.MAX_SAFE_INTEGER, (append) => append(trailer));
+    tracker.releaseAll();
+    if (stream.crossed) crossed.push(stream.crossed);
+    const streamedBytes = stream.bytes - budget.countedBytes;
+    return { status: 'ok', body: budget.body(), budget, rows, stats, corrupt: corrupt.met, crossed, streamedBytes };
+  }
+  const budget = renderThroughBudget(
+    options.reservation,
+    limits.maxResultBytes,
+    (append) => {
+      append(`{"rows":${rows},"stats":${renderStats(stats, corrupt.met)},"records":[`);
+      records.forEach((r, idx) => {
+        append(idx === 0 ? r.text : `,${r.text}`);
+        tracker.shrink(r.reserved);
       });
       append(']');
-    }
-    append('}');
-  });
+      if (groups && aggregator) {
+        append(',"aggregate":[');
+        groups.forEach((g, idx) => append(`${idx === 0 ? '' : ','}${renderGroup(g, agg, aggregator)}`));
+        append(']');
+      }
+      append('}');
+    },
+    enforcement,
+  );
   tracker.releaseAll();
-  return { status: 'ok', body: budget.body(), budget, rows, stats, corrupt: corrupt.met };
+  if (budget.crossed) crossed.push(budget.crossed);
+  return { status: 'ok', body: budget.body(), budget, rows, stats, corrupt: corrupt.met, crossed };
+}
+
+/** One aggregation group as its JSON object: `{"key":[…],"count":n}` (and `"value"` for an aggregate). */
+function renderGroup(g: Group, agg: CountStage | AggregateStage | undefined, aggregator: Aggregator): string {
+  let s = `{"key":[${g.key.map(jsonString).join(',')}],"count":${g.count}`;
+  if (agg?.kind === 'aggregate') s += `,"value":${jsonNumber(aggregator.valueOf(g))}`;
+  return `${s}}`;
 }
 
 /** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */

@@ -16,6 +16,8 @@ export { executeQuery } from './execute.js';
 export type { CorruptObject, CorruptObjectPolicy } from './corrupt-objects.js';
 export { MAX_SKIPPED_OBJECTS_LISTED } from './corrupt-objects.js';
 export type { HeapReclaimer } from './tracker.js';
+export type { LineSink } from './line-stream.js';
+export { STREAM_BATCH_BYTES, STREAM_BATCHES_IN_FLIGHT } from './line-stream.js';
 export type { ListTemplatesOptions } from './templates.js';
 export { listTemplates } from './templates.js';
 export type { LiveFile } from './listing.js';

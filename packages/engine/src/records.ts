@@ -4,6 +4,7 @@
  * canonical JSON text, u64/ns values as exact integers — and the record collector: the first `limit` matches in
  * file/time order, or with `sort` a bounded top-k heap of `limit` rows. Every retained row is reserved first.
  */
+import type { CeilingEnforcement } from '@sluice/limits';
 import type { FieldName, Path } from '@sluice/query';
 import { toHex } from '@sluice/core';
 import { BODY_KIND, LOG_COLUMNS } from '@sluice/storage';
@@ -171,6 +172,8 @@ export interface CollectorOptions {
   readonly limit: number;
   readonly tracker: MemoryTracker;
   readonly maxResultBytes: number;
+  /** Observe mode: rows past `maxResultBytes` are kept (the result budget reports the crossing). Default enforce. */
+  readonly enforcement?: CeilingEnforcement;
   readonly sort?: { readonly field: FieldName; readonly descending: boolean };
 }
 
@@ -221,7 +224,7 @@ export class RecordCollector {
     const held: Held = { text, reserved, key, seq: this.#seq++ };
     if (this.#o.sort === undefined) {
       this.#utf8 += Buffer.byteLength(text, 'utf8') + 1;
-      if (this.#utf8 > this.#o.maxResultBytes)
+      if (this.#utf8 > this.#o.maxResultBytes && this.#o.enforcement !== 'observe')
         throw new QueryAbort({ kind: 'query_result_limit', limitBytes: this.#o.maxResultBytes });
       this.#rows.push(held);
       return;

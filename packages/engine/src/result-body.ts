@@ -4,17 +4,21 @@
  * `max_result_bytes` and reserved on the query's reservation before it is buffered, so the caller commits a
  * status only once the whole body is known to fit.
  */
-import type { LimitError, QueryReservation, ResultBudget } from '@sluice/limits';
+import type { CeilingEnforcement, LimitError, QueryReservation, ResultBudget } from '@sluice/limits';
 import { createResultBudget, limitErrorFromBudget } from '@sluice/limits';
 import { QueryAbort } from './failures.js';
 
-/** Renders a finished response through a fresh budget; throws a limit {@link QueryAbort} if it does not fit. */
+/**
+ * Renders a finished response through a fresh budget; throws a limit {@link QueryAbort} if it does not fit. In
+ * observe mode a body past `maxResultBytes` is kept and reported by the budget's `crossed`.
+ */
 export function renderThroughBudget(
   reservation: QueryReservation,
   maxResultBytes: number,
   write: (append: (chunk: string) => void) => void,
+  enforcement: CeilingEnforcement = 'enforce',
 ): ResultBudget {
-  const budget = createResultBudget({ maxResultBytes, reservation });
+  const budget = createResultBudget({ maxResultBytes, reservation, enforcement });
   try {
     write((chunk) => {
       const o = budget.append(chunk);

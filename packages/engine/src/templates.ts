@@ -7,7 +7,7 @@
  */
 import type { ObjectStore } from '@sluice/storage';
 import { StorageCorruptError } from '@sluice/storage';
-import type { QueryReservation } from '@sluice/limits';
+import type { CeilingEnforcement, QueryReservation } from '@sluice/limits';
 import { ALL_TIME, listAuditFiles } from './audit-files.js';
 import type { ExecuteOutcome } from './execute.js';
 import { renderThroughBudget } from './result-body.js';
@@ -27,7 +27,11 @@ export interface ListTemplatesOptions {
   readonly store: ObjectStore;
   readonly tenant: string;
   readonly reservation: QueryReservation;
-  readonly limits: { readonly maxListedObjects: number; readonly maxResultBytes: number };
+  readonly limits: {
+    readonly maxListedObjects: number;
+    readonly maxResultBytes: number;
+    readonly enforcement?: CeilingEnforcement;
+  };
   readonly signal?: AbortSignal;
   /** `querier.on_corrupt_object` (default `fail`). */
   readonly onCorruptObject?: CorruptObjectPolicy;
@@ -101,18 +105,24 @@ export async function listTemplates(o: ListTemplatesOptions): Promise<ExecuteOut
     const registry = new Map<string, RegistryEvent>();
     for (const e of events) registry.set(`${e.id}/${e.version}`, e);
     const entries = [...registry.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.version - b.version));
-    const budget = renderThroughBudget(o.reservation, o.limits.maxResultBytes, (append) => {
-      append('{"templates":[');
-      entries.forEach((e, i) => {
-        append(
-          `${i === 0 ? '' : ','}{"template_id":${jsonU64(e.id)},"version":${e.version},"rendered_template":${jsonString(e.template)}}`,
-        );
-      });
-      // Only a registry that left files out has stats: otherwise the body is what it always was.
-      append(corrupt.met.length === 0 ? ']}' : `],"stats":{${renderSkipped(corrupt.met).slice(1)}}}`);
-    });
+    const budget = renderThroughBudget(
+      o.reservation,
+      o.limits.maxResultBytes,
+      (append) => {
+        append('{"templates":[');
+        entries.forEach((e, i) => {
+          append(
+            `${i === 0 ? '' : ','}{"template_id":${jsonU64(e.id)},"version":${e.version},"rendered_template":${jsonString(e.template)}}`,
+          );
+        });
+        // Only a registry that left files out has stats: otherwise the body is what it always was.
+        append(corrupt.met.length === 0 ? ']}' : `],"stats":{${renderSkipped(corrupt.met).slice(1)}}}`);
+      },
+      o.limits.enforcement,
+    );
     tracker.releaseAll();
-    return { status: 'ok', body: budget.body(), budget, rows: entries.length, stats, corrupt: corrupt.met };
+    const crossed = budget.crossed === undefined ? [] : [budget.crossed];
+    return { status: 'ok', body: budget.body(), budget, rows: entries.length, stats, corrupt: corrupt.met, crossed };
   } catch (e) {
     tracker.releaseAll();
     return { status: 'error', error: failureOf(e, o.signal), corrupt: corrupt.met };

@@ -22,10 +22,14 @@ export interface RowLimits {
   readonly maxRows: number;
 }
 
-/** The effective record limit of a non-aggregation query. */
-export function effectiveRowLimit(q: LogQuery, limits: RowLimits, rowCap?: number): number {
+/**
+ * The effective record limit of a non-aggregation query. With `clamp: false` (observe mode) a `limit` above
+ * `max_rows` is not clamped: the query gets what it asked for, and the querier reports the crossing.
+ */
+export function effectiveRowLimit(q: LogQuery, limits: RowLimits, rowCap?: number, clamp = true): number {
   const asked = effectiveLimit(q);
-  let n = asked === undefined ? limits.defaultRows : asked > BigInt(limits.maxRows) ? limits.maxRows : Number(asked);
+  const ceiling = clamp ? BigInt(limits.maxRows) : BigInt(Number.MAX_SAFE_INTEGER);
+  let n = asked === undefined ? limits.defaultRows : asked > ceiling ? Number(ceiling) : Number(asked);
   if (asked === undefined) n = Math.min(n, limits.maxRows);
   if (rowCap !== undefined && rowCap >= 0) n = Math.min(n, Math.floor(rowCap));
   return Math.max(0, n);

@@ -5,6 +5,11 @@
  * OTLP/HTTP listener). The status is committed only once the whole body is known; the admission permit and the
  * body's reservation are held until the response has been sent (or the client went away).
  *
+ * With `Accept: application/x-ndjson` a log query's result is streamed instead (docs/design/query-governance.md,
+ * "Streamed results"): the 200 is committed with the first batch of lines, each batch is written with
+ * backpressure (the worker sends more only once the socket has drained), the last line is the trailer
+ * `{"rows":n,"stats":{…}}`, and a failure after the first line ends the stream with one `{"error":{…}}` line.
+ *
  * Every request passes, in order: the connection cap (503 `too_many_connections`; probes are still answered),
  * then the access gate — token (401), tenant header (400), the token's tenant set (403) — before its body is
  * read (docs/security.md). `/healthz` and `/readyz` need no token; `/metrics` is the admin surface.
@@ -12,13 +17,14 @@
 import type { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { PROBE_PATHS, answerProbe, type Probes } from '@sluice/core';
 import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
 import { checkRequestedTimeout, parseQueryRequest } from '@sluice/query';
 import { createMcpCancellations } from './mcp-cancellations.js';
 import { handleMcpRequest } from './mcp-endpoint.js';
 import { errorEnvelope, httpStatusFor, type QueryError } from './query-error.js';
-import type { QueryService } from './query-service.js';
+import type { QueryService, ServiceOutcome } from './query-service.js';
 import { MAX_QUERY_BODY_BYTES, readLimitedBody } from './read-limited-body.js';
 
 /** Options for {@link createQueryApp}. */
@@ -82,6 +88,88 @@ function requestedTimeout(
   return { ok: true, value: bodyTimeoutMs === null ? header.value : Math.min(header.value, bodyTimeoutMs) };
 }
 
+/** The media type of a streamed result. */
+export const NDJSON = 'application/x-ndjson';
+
+/** True when the request's `Accept` lists `application/x-ndjson` (parameters ignored, `q=0` excluded). */
+export function wantsNdjson(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    if (type !== NDJSON) return false;
+    const q = params.find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+/**
+ * Hands the permit and the body's reservation back once the response has been handed to the socket ('finish') or
+ * the client went away ('close'); `done()` is idempotent.
+ */
+function releaseWhenSent(outgoing: ServerResponse | undefined, done: () => void): void {
+  if (outgoing !== undefined && (outgoing.destroyed || outgoing.writableFinished)) {
+    // The client went away before the answer was ready: 'close' has already been emitted and will not be again.
+    done();
+  } else if (outgoing !== undefined) {
+    outgoing.once('finish', done);
+    outgoing.once('close', done);
+  } else {
+    queueMicrotask(done);
+  }
+}
+
+/**
+ * Streams one query's result as NDJSON on the raw response. Errors before the first line are answered as usual
+ * (`null`: the caller sends the JSON error); after it, the status is gone, so the stream ends with an error line.
+ */
+async function streamQuery(
+  outgoing: ServerResponse,
+  run: (write: (batch: Uint8Array) => Promise<void>) => Promise<ServiceOutcome>,
+): Promise<
+  { readonly sent: true } | { readonly sent: false; readonly outcome: Exclude<ServiceOutcome, { status: 'ok' }> }
+> {
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    // No content-length: HTTP/1.1 chunked transfer encoding.
+    outgoing.writeHead(200, { 'content-type': NDJSON, 'cache-control': 'no-store' });
+  };
+  // Resolves once the batch is written and the socket has drained, so the worker sends more only at the pace the
+  // client reads: the querier holds a few batches, never the result.
+  const write = (batch: Uint8Array): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (outgoing.destroyed) return reject(new Error('client went away'));
+      start();
+      if (outgoing.write(batch)) return resolve();
+      const onDrain = (): void => {
+        outgoing.off('close', onClose);
+        resolve();
+      };
+      const onClose = (): void => {
+        outgoing.off('drain', onDrain);
+        reject(new Error('client went away'));
+      };
+      outgoing.once('drain', onDrain);
+      outgoing.once('close', onClose);
+    });
+  const outcome = await run(write);
+  if (!started && outcome.status !== 'ok') return { sent: false, outcome };
+  if (outcome.status === 'cancelled') {
+    outgoing.destroy();
+    return { sent: true };
+  }
+  if (outcome.status === 'error') {
+    // Same error object as the JSON body's; the stream ends after it.
+    outgoing.end(`${errorEnvelope(outcome.error)}\n`);
+    return { sent: true };
+  }
+  start();
+  releaseWhenSent(outgoing, () => outcome.done());
+  outgoing.end(outcome.body);
+  return { sent: true };
+}
+
 /** Builds the hono app. */
 export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
@@ -137,24 +225,23 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     if (!parsed.ok) return errorResponse(c, { kind: 'invalid_query', message: parsed.error.message });
     const timeout = requestedTimeout(c, parsed.value.timeoutMs);
     if (!timeout.ok) return errorResponse(c, { kind: 'invalid_query', message: timeout.error });
-    const outcome = await options.service.run(
-      admitted.value.tenant,
-      { kind: 'query', query: parsed.value.query },
-      { signal: c.req.raw.signal, timeoutMs: timeout.value },
-    );
+    const job = { kind: 'query', query: parsed.value.query } as const;
+    const runOptions = { signal: c.req.raw.signal, timeoutMs: timeout.value };
+    const outgoing: ServerResponse | undefined = c.env?.outgoing;
+    // A drift statement is one JSON document, not a row stream: it is answered whole, as application/json.
+    if (wantsNdjson(c.req.header('accept')) && outgoing !== undefined && job.query.kind !== 'drift') {
+      const streamed = await streamQuery(outgoing, (write) =>
+        options.service.run(admitted.value.tenant, job, { ...runOptions, stream: { write } }),
+      );
+      if (streamed.sent) return RESPONSE_ALREADY_SENT;
+      if (streamed.outcome.status === 'cancelled') return c.body(null, 499 as never);
+      return errorResponse(c, streamed.outcome.error);
+    }
+    const outcome = await options.service.run(admitted.value.tenant, job, runOptions);
     if (outcome.status === 'cancelled') return c.body(null, 499 as never);
     if (outcome.status === 'error') return errorResponse(c, outcome.error);
-    const outgoing: ServerResponse | undefined = c.env?.outgoing;
-    // 'finish': the body has been handed to the socket; 'close': the client went away first. done() is idempotent.
-    if (outgoing !== undefined && (outgoing.destroyed || outgoing.writableFinished)) {
-      // The client went away before the answer was ready: 'close' has already been emitted and will not be again.
-      outcome.done();
-    } else if (outgoing !== undefined) {
-      outgoing.once('finish', () => outcome.done());
-      outgoing.once('close', () => outcome.done());
-    } else {
-      queueMicrotask(() => outcome.done());
-    }
+    // 'finish': the body has been handed to the socket; 'close': the client went away first.
+    releaseWhenSent(outgoing, () => outcome.done());
     return c.body(outcome.body as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
   });
 

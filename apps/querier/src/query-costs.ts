@@ -17,8 +17,10 @@
  * dashboard polls served instead of 98 %). A query that was refused or big stays in the general lane.
  *
  * The fingerprint is the tenant, the statement without its time range, and the window's width in powers of two,
- * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on.
+ * so a panel that polls the "last 15 minutes" keeps its fingerprint while its absolute range moves on. The same
+ * statement part without the tenant, hashed ({@link statementFingerprint}), names a query in log lines.
  */
+import { createHash } from 'node:crypto';
 import { effectiveWindow, printPredicate, printStage, type Query } from '@sluice/query';
 import type { QueryJobKind } from './worker-protocol.js';
 
@@ -116,11 +118,29 @@ function widthBucket(query: Query, nowNs: bigint, defaultWindowSecs: number): nu
 
 /** The fingerprint of a job for `tenant` at `nowNs` (see the module doc). */
 export function queryFingerprint(tenant: string, job: QueryJobKind, nowNs: bigint, defaultWindowSecs: number): string {
-  if (job.kind === 'list_templates') return `${tenant}\u0000list_templates`;
+  return `${tenant}\u0000${statementKey(job, nowNs, defaultWindowSecs)}`;
+}
+
+/** The tenant-independent part of {@link queryFingerprint}: the normalized statement and the window's width. */
+function statementKey(job: QueryJobKind, nowNs: bigint, defaultWindowSecs: number): string {
+  if (job.kind === 'list_templates') return 'list_templates';
   const q = job.query;
   const width = widthBucket(q, nowNs, defaultWindowSecs);
-  if (q.kind === 'drift') return `${tenant}\u0000drift\u0000${width}`;
+  if (q.kind === 'drift') return `drift\u0000${width}`;
   const stages = q.stages.filter((s) => s.kind !== 'range').map(printStage);
   const cap = job.rowCap === undefined ? '' : `\u0000cap ${job.rowCap}`;
-  return `${tenant}\u0000${[printPredicate(q.predicate), ...stages].join(' | ')}\u0000${width}${cap}`;
+  return `${[printPredicate(q.predicate), ...stages].join(' | ')}\u0000${width}${cap}`;
+}
+
+/**
+ * The query fingerprint of log lines (docs/design/query-governance.md, "Observe, then enforce"): 16 hex digits of
+ * the SHA-256 of the normalized statement (printed predicate and stages without the time range) and the window's
+ * width in powers of two. Stable across restarts and processes, and the same for every tenant, so one statement's
+ * lines can be counted across tenants without logging the statement (the tenant is its own field).
+ */
+export function statementFingerprint(job: QueryJobKind, nowNs: bigint, defaultWindowSecs: number): string {
+  return createHash('sha256')
+    .update(statementKey(job, nowNs, defaultWindowSecs))
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -24,14 +24,23 @@ import {
   describeLimitError,
   limitErrorDetails,
   limitErrorFromAdmission,
+  resultCeilingKey,
   type AdmissionGate,
+  type CeilingCrossed,
+  type ResultCeiling,
   type GateTimers,
   type LimitError,
   type MemoryPool,
 } from '@sluice/limits';
 import type { CorruptObjectLog } from './corrupt-object-log.js';
 import type { QueryError } from './query-error.js';
-import { queryFingerprint, type QueryCosts, type QueryLane, type RunCost } from './query-costs.js';
+import {
+  queryFingerprint,
+  statementFingerprint,
+  type QueryCosts,
+  type QueryLane,
+  type RunCost,
+} from './query-costs.js';
 import { storageStalledError } from './storage-failure-text.js';
 import { storageStall } from './storage-watch.js';
 import type { JobResult, WorkerPool } from './worker-pool.js';
@@ -60,6 +69,10 @@ export interface QueryObserver {
     errorKind: string | null,
     rowGroups: { scanned: number; pruned: number } | null,
   ): void;
+  /** A query answered with a result of `bytes` (the body, or every NDJSON line sent): `sluice.query.response.size`. */
+  answered?(kind: QueryMetricKind, bytes: number): void;
+  /** Observe mode served a query past `limit`: `sluice.query.budget_exceeded`. */
+  ceilingCrossed?(limit: ResultCeiling): void;
 }
 
 /** Options for {@link createQueryService}. */
@@ -73,6 +86,8 @@ export interface QueryServiceOptions {
   readonly corruptObjects?: CorruptObjectLog;
   /** `querier.limits.query_timeout_ms`: the execution deadline after admission; 0 = none. Default 0. */
   readonly queryTimeoutMs?: number;
+  /** `querier.default_window_secs`, for the fingerprint of log lines (default 3600). */
+  readonly defaultWindowSecs?: number;
   /** Wall clock in ns (injectable for tests). */
   readonly nowNs?: () => bigint;
   /** Millisecond clock for elapsed time (injectable for tests). Default `performance.now`. */
@@ -105,6 +120,13 @@ export interface RunOptions {
    * value is the configured one.
    */
   readonly timeoutMs?: number | null;
+  /**
+   * Stream the result (NDJSON, docs/design/query-governance.md "Streamed results"): every batch of lines is passed
+   * to `write` as the worker sends it; the next batches wait until `write` resolves (written and drained). The ok
+   * outcome's `body` is then the trailer line. A streamed query runs on the general lane only: the light lane moves
+   * a run that outgrows it by running it again, which a stream that has sent lines cannot do.
+   */
+  readonly stream?: { write(batch: Uint8Array): Promise<void> };
 }
 
 /** The query service. */
@@ -147,6 +169,8 @@ interface AttemptContext {
   readonly kind: QueryMetricKind;
   readonly finish: (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null) => void;
   readonly fingerprint: string | null;
+  /** Wall clock at the request, for the log fingerprint. */
+  readonly nowNs: bigint;
   /** Execution time already spent on an earlier attempt (a probe moved off the light lane); part of the cost. */
   spentMs: number;
   /** Admitted to the light lane as a light query (not a probe): it may outstay light_query_ms there. */
@@ -189,8 +213,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const finish = (errorKind: string | null, rowGroups: { scanned: number; pruned: number } | null): void =>
         observer?.finished(kind, (performance.now() - started) / 1000, errorKind, rowGroups);
       const light = options.light;
-      const fingerprint = light === undefined ? null : queryFingerprint(tenant, job, nowNs(), light.defaultWindowSecs);
+      const requestNs = nowNs();
+      const fingerprint =
+        light === undefined ? null : queryFingerprint(tenant, job, requestNs, light.defaultWindowSecs);
       const context: AttemptContext = {
+        nowNs: requestNs,
         tenant,
         job,
         runOptions,
@@ -203,7 +230,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         knownLight: false,
         overlapped: false,
       };
-      if (light !== undefined && fingerprint !== null) {
+      if (light !== undefined && fingerprint !== null && runOptions.stream === undefined) {
         // Light: the light lane (it may queue there). Unknown, or slow and never light: a probe run on the light
         // lane, only when a light permit is free right now, so it can prove itself light without waiting there
         // (queueing would let a storm's slow queries hold light permits one after another). A light-lane run
@@ -234,6 +261,31 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         : outcome;
     },
   };
+
+  /**
+   * Observe mode (docs/design/query-governance.md, "Observe, then enforce"): one warning per ceiling a served query
+   * went past, naming the query's fingerprint, the limit's key, the figure and the limit's value, and one count
+   * each on `sluice.query.budget_exceeded` — what enforce mode would have refused (or, for max_rows, clamped).
+   */
+  function reportCrossed(
+    crossed: readonly CeilingCrossed[],
+    at: { id: string; tenant: string; kind: QueryMetricKind; lane: QueryLane; nowNs: bigint; job: QueryJobKind },
+  ): void {
+    const fingerprint = statementFingerprint(at.job, at.nowNs, options.defaultWindowSecs ?? 3600);
+    for (const c of crossed) {
+      observer?.ceilingCrossed?.(c.limit);
+      log.warn('query past a result ceiling served (querier.limits.enforcement: observe)', {
+        query: at.id,
+        fingerprint,
+        tenant: at.tenant,
+        kind: at.kind,
+        lane: at.lane,
+        limit: resultCeilingKey(c.limit),
+        value: c.value,
+        ceiling: c.ceiling,
+      });
+    }
+  }
 
   /** One admission and execution on `lane`; `moved` when a light-lane run outgrew the lane. */
   async function attempt(context: AttemptContext, lane: QueryLane): Promise<ServiceOutcome | 'moved'> {
@@ -292,11 +344,24 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       }
     };
     let result: JobResult | null;
+    /** Bytes of the NDJSON batches handed to the client so far. */
+    let streamed = 0;
+    const stream = runOptions.stream;
     try {
       result = await (onLight ? light.workers : workers).run(id, tenant, nowNs(), job, {
         signal: stop.signal,
         onDispatch,
         leaveFreeBytes: lane === 'general' && light ? light.leaveFreeBytes : 0,
+        ...(stream
+          ? {
+              stream: {
+                onBatch: (batch: Uint8Array) => {
+                  streamed += batch.byteLength;
+                  return stream.write(batch);
+                },
+              },
+            }
+          : {}),
       });
     } catch {
       result = null;
@@ -414,6 +479,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     if (result.status !== 'ok') {
       pool.releaseQuery(id);
       permit.release();
+      // A stream that ends in an error line (or a disconnect) was still an answer of this many bytes.
+      if (streamed > 0) observer?.answered?.(kind, streamed);
       if (result.status === 'cancelled') {
         log.info('query cancelled by its client', {
           query: id,
@@ -445,6 +512,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       return { status: 'error', error: result.error };
     }
     finish(null, { scanned: result.rowGroupsScanned, pruned: result.rowGroupsPruned });
+    const answerBytes = result.body.byteLength + streamed;
+    observer?.answered?.(kind, answerBytes);
+    if (result.crossed !== undefined && result.crossed.length > 0)
+      reportCrossed(result.crossed, { id, tenant, kind, lane, nowNs: context.nowNs, job });
     log.info('query finished', {
       query: id,
       tenant,
@@ -454,7 +525,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       row_groups_scanned: result.rowGroupsScanned,
       row_groups_pruned: result.rowGroupsPruned,
       peak_bytes: result.peakBytes,
-      body_bytes: result.body.byteLength,
+      body_bytes: answerBytes,
+      ...(stream ? { streamed: true } : {}),
       ms: Math.round(performance.now() - started),
     });
     let released = false;

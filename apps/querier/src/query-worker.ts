@@ -8,8 +8,8 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { executeQuery, listTemplates, type ExecuteOutcome, type QueryFailure } from '@sluice/engine';
-import { attachMemoryPool, describeLimitError, limitErrorDetails } from '@sluice/limits';
+import { executeQuery, listTemplates, type ExecuteOutcome, type LineSink, type QueryFailure } from '@sluice/engine';
+import { attachMemoryPool, describeLimitError, limitErrorDetails, type CeilingCrossed } from '@sluice/limits';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
 import { storageCorruptError, storageUnavailableError } from './storage-failure-text.js';
@@ -28,6 +28,8 @@ const watch = createStorageWatch();
 // The watch is outermost: a call held by a test seam counts as pending, as a hung call does in production.
 const store = watch.wrap(workerSeams.wrapStore(workerSeams.createStore(settings.storage, { onRetry: watch.onRetry })));
 const running = new Map<string, AbortController>();
+/** Per streamed query: its batches sent and not yet taken by the main thread, by sequence number. */
+const untaken = new Map<string, Map<number, { resolve(): void; reject(e: Error): void }>>();
 // Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as (() => void) | undefined;
@@ -38,6 +40,37 @@ const reclaimer = createHeapReclaimer({
   slackBytes: settings.heapSlackBytes,
 });
 const post = (message: FromQueryWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
+
+/**
+ * The sink of a streamed query: each batch is transferred to the main thread, and `send` resolves when the main
+ * thread says it was taken (written and drained), or rejects when the query is stopped (the engine then unwinds
+ * as cancelled, its batches released with its reservation).
+ */
+function lineSink(id: string, signal: AbortSignal): LineSink {
+  const pending = new Map<number, { resolve(): void; reject(e: Error): void }>();
+  untaken.set(id, pending);
+  signal.addEventListener(
+    'abort',
+    () => {
+      for (const p of pending.values()) p.reject(new Error('query stopped'));
+      pending.clear();
+    },
+    { once: true },
+  );
+  let seq = 0;
+  return {
+    send(batch) {
+      if (signal.aborted) return Promise.reject(new Error('query stopped'));
+      const n = ++seq;
+      // A batch smaller than Node's buffer pool slab may share its ArrayBuffer: only a whole buffer is transferred.
+      const own = batch.byteOffset === 0 && batch.byteLength === batch.buffer.byteLength ? batch : batch.slice();
+      return new Promise<void>((resolve, reject) => {
+        pending.set(n, { resolve, reject });
+        post({ type: 'batch', id, seq: n, batch: own }, [own.buffer as ArrayBuffer]);
+      });
+    },
+  };
+}
 
 /** A failure as the user-facing error (limit kinds carry their own message). */
 function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): QueryError {
@@ -58,7 +91,8 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   const controller = new AbortController();
   running.set(message.id, controller);
   watch.reset();
-  // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself.
+  // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself; in observe
+  // mode its ceiling is only what the pool leaves this lane, and the configured one is compared with the peak after.
   const reservation = pool.createQuery(message.id, {
     maxBytes: settings.maxQueryBytes,
     leaveFreeBytes: message.leaveFreeBytes,
@@ -88,6 +122,14 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             signal: controller.signal,
             onCorruptObject: settings.onCorruptObject,
             reclaim: reclaimer.reclaim,
+            ...(message.stream === true
+              ? {
+                  stream: {
+                    sink: lineSink(message.id, controller.signal),
+                    ...(settings.streamBatchBytes !== undefined ? { batchBytes: settings.streamBatchBytes } : {}),
+                  },
+                }
+              : {}),
           });
   } catch {
     // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
@@ -98,9 +140,14 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
     };
   } finally {
     running.delete(message.id);
+    untaken.delete(message.id);
   }
   const peakBytes = pool.consumers().find((c) => c.queryId === message.id)?.peakBytes ?? reservation.held;
   if (outcome.status === 'ok') {
+    const crossed: CeilingCrossed[] = [...(outcome.crossed ?? [])];
+    const observed = settings.observedQueryBytes;
+    if (observed !== undefined && peakBytes > observed)
+      crossed.push({ limit: 'max_query_memory_bytes', value: peakBytes, ceiling: observed });
     // The body stays reserved (under this query's id) until the main thread has sent it and releases it.
     const body = new Uint8Array(outcome.body.buffer, outcome.body.byteOffset, outcome.body.byteLength);
     const copy = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
@@ -115,6 +162,8 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
         rowGroupsPruned: outcome.stats.row_groups_pruned,
         peakBytes,
         corrupt: outcome.corrupt,
+        crossed,
+        ...(outcome.streamedBytes !== undefined ? { streamedBytes: outcome.streamedBytes } : {}),
       },
       [copy.buffer as ArrayBuffer],
     );
@@ -127,6 +176,13 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
 }
 
 port.on('message', (message: ToQueryWorker) => {
+  if (message.type === 'taken') {
+    const pending = untaken.get(message.id);
+    const batch = pending?.get(message.seq);
+    pending?.delete(message.seq);
+    batch?.resolve();
+    return;
+  }
   if (message.type === 'cancel') {
     const controller = running.get(message.id);
     if (controller === undefined) return;

@@ -154,6 +154,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   deps.log.info('query limits', {
     query_timeout_ms: limits.queryTimeoutMs,
     max_query_memory_bytes: maxQueryBytes,
+    enforcement: limits.enforcement,
     max_concurrent_queries_per_tenant: maxPerTenant,
     on_corrupt_object: config.querier.onCorruptObject,
   });
@@ -165,11 +166,16 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   // query that needs more than that is told to ask for less, not to retry.
   const lightSizing = lightLaneSizing(limits, lightPermits, sizing.value.sizeBytes, maxQueryBytes);
   const generalCeiling = Math.min(maxQueryBytes, sizing.value.sizeBytes - lightSizing.leaveFreeBytes);
+  // Observe mode (docs/design/query-governance.md, "Observe, then enforce"): a general-lane query may hold what the
+  // pool leaves the lane, and a peak past the resolved ceiling is reported instead of refused. The light lane's
+  // ceiling is a lane choice, not a result ceiling: it is enforced either way (its run moves to this lane).
+  const observe = limits.enforcement === 'observe';
   const workerData = {
     pool: pool.shared,
     storage: storageSettingsFrom(config.storage),
     defaultWindowSecs: config.querier.defaultWindowSecs,
-    maxQueryBytes: generalCeiling,
+    maxQueryBytes: observe ? sizing.value.sizeBytes - lightSizing.leaveFreeBytes : generalCeiling,
+    ...(observe ? { observedQueryBytes: generalCeiling } : {}),
     heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
     onCorruptObject: config.querier.onCorruptObject,
     limits: {
@@ -178,6 +184,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       maxListedObjects: limits.maxListedObjects,
       maxFiles: limits.maxFiles,
       maxResultBytes: limits.maxResultBytes,
+      enforcement: limits.enforcement,
     },
   };
   const onWorkerDeath = (info: { threadId: number; queryId: string | null; reason: string }): void =>
@@ -217,6 +224,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     pool,
     log: deps.log,
     queryTimeoutMs: limits.queryTimeoutMs,
+    defaultWindowSecs: config.querier.defaultWindowSecs,
     ...(light ? { light: light.lane } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
     corruptObjects: createCorruptObjectLog({
@@ -334,7 +342,11 @@ function startLightLane(
     size: permits,
     pool: deps.pool,
     maxOldGenerationSizeMb: heapMb,
-    data: { ...deps.workerData, maxQueryBytes: lightBytes, recycleBytes: Math.floor((heapMb * 1_048_576) / 2) },
+    data: {
+      ...withoutObservedCeiling(deps.workerData),
+      maxQueryBytes: lightBytes,
+      recycleBytes: Math.floor((heapMb * 1_048_576) / 2),
+    },
     onWorkerDeath: deps.onWorkerDeath,
     onTotalRepaired: deps.onTotalRepaired,
     onRepairAbandoned: deps.onRepairAbandoned,
@@ -351,4 +363,10 @@ function startLightLane(
       defaultWindowSecs: deps.defaultWindowSecs,
     },
   };
+}
+
+/** The light lane's workers enforce their ceiling in either mode: no observed per-query ceiling. */
+function withoutObservedCeiling(data: Omit<QueryWorkerData, 'recycleBytes'>): Omit<QueryWorkerData, 'recycleBytes'> {
+  const { observedQueryBytes: _observed, ...rest } = data;
+  return rest;
 }

@@ -12,7 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CorruptObject } from '@sluice/engine';
-import type { MemoryPool } from '@sluice/limits';
+import type { CeilingCrossed, MemoryPool } from '@sluice/limits';
 import type { QueryError } from './query-error.js';
 import type { StorageWaitReport } from './storage-watch.js';
 import type { FromQueryWorker, QueryJobKind, QueryWorkerData } from './worker-protocol.js';
@@ -30,6 +30,10 @@ export type JobResult =
       readonly rowGroupsPruned: number;
       readonly peakBytes: number;
       readonly corrupt?: readonly CorruptObject[];
+      /** Observe mode: the result ceilings the query went past and was served anyway. */
+      readonly crossed?: readonly CeilingCrossed[];
+      /** A streamed job: bytes of the batches handed to `onBatch` before the trailer (`body`). */
+      readonly streamedBytes?: number;
     }
   | {
       readonly status: 'error';
@@ -84,6 +88,11 @@ export interface RunControl {
   readonly onDispatch?: () => void;
   /** Pool bytes the job must leave free for other queries (the light lane's share); default 0. */
   readonly leaveFreeBytes?: number;
+  /**
+   * Stream the result (NDJSON): each batch of lines is handed to `onBatch` in order, and the worker may drop it
+   * (and send more) only once the returned promise resolves — written to the client and drained.
+   */
+  readonly stream?: { onBatch(batch: Uint8Array): Promise<void> };
 }
 
 /** Runs jobs on the query workers. */
@@ -103,7 +112,12 @@ export interface WorkerPool {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
-  job: { id: string; resolve: (r: JobResult) => void; storage?: StorageWaitReport } | null;
+  job: {
+    id: string;
+    resolve: (r: JobResult) => void;
+    storage?: StorageWaitReport;
+    onBatch?: (batch: Uint8Array) => Promise<void>;
+  } | null;
   recycling: boolean;
   /** Set when the current job's worker is terminated for not yielding to a stop request. */
   stopping: boolean;
@@ -147,11 +161,32 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         job.storage = message.storage;
         return;
       }
+      if (message.type === 'batch') {
+        const { id, seq } = message;
+        // Taken once written and drained; a batch the client never takes is released when the query stops.
+        void job.onBatch?.(message.batch).then(
+          () => {
+            if (slot.job?.id === id) worker.postMessage({ type: 'taken', id, seq });
+          },
+          () => undefined,
+        );
+        return;
+      }
       slot.job = null;
       const { corrupt } = message;
       if (message.status === 'ok') {
-        const { body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes } = message;
-        job.resolve({ status: 'ok', body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes, corrupt });
+        const { body, rows, rowGroupsScanned, rowGroupsPruned, peakBytes, crossed, streamedBytes } = message;
+        job.resolve({
+          status: 'ok',
+          body,
+          rows,
+          rowGroupsScanned,
+          rowGroupsPruned,
+          peakBytes,
+          corrupt,
+          crossed,
+          ...(streamedBytes !== undefined ? { streamedBytes } : {}),
+        });
       } else if (message.status === 'error') {
         job.resolve({ status: 'error', error: message.error, peakBytes: message.peakBytes, corrupt });
       } else {
@@ -281,9 +316,18 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             signal?.removeEventListener('abort', onAbort);
             resolve(result);
           },
+          ...(control.stream ? { onBatch: control.stream.onBatch } : {}),
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        slot.worker.postMessage({ type: 'run', id, tenant, nowNs, job, leaveFreeBytes: control.leaveFreeBytes ?? 0 });
+        slot.worker.postMessage({
+          type: 'run',
+          id,
+          tenant,
+          nowNs,
+          job,
+          leaveFreeBytes: control.leaveFreeBytes ?? 0,
+          ...(control.stream ? { stream: true } : {}),
+        });
         onDispatch?.();
       });
     },

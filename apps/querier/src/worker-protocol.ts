@@ -4,10 +4,15 @@
  * worker lists, reads, evaluates and serializes one query at a time, reserving every byte it holds on the shared
  * pool; the serialized body comes back (transferred, not copied) with its reservation still held, and the main
  * thread releases it once the response has been sent.
+ *
+ * A streamed job (NDJSON) also sends `batch` messages while it runs; each batch stays reserved in the worker until
+ * the main thread answers `taken` (written to the socket and drained), and the worker has at most
+ * `STREAM_BATCHES_IN_FLIGHT` batches not yet taken: the flow control that keeps a slow reader from making the
+ * querier buffer the result.
  */
 import type { CorruptObject, CorruptObjectPolicy } from '@sluice/engine';
 import type { Query } from '@sluice/query';
-import type { SharedMemoryPoolHandle } from '@sluice/limits';
+import type { CeilingCrossed, CeilingEnforcement, SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';
 import type { QueryError } from './query-error.js';
 import type { StorageWaitReport } from './storage-watch.js';
@@ -19,8 +24,15 @@ export interface QueryWorkerData {
   readonly defaultWindowSecs: number;
   /** An idle worker whose V8 heap plus external (wasm, ArrayBuffer) memory still exceeds this after a full GC asks to be replaced. */
   readonly recycleBytes: number;
-  /** `querier.limits.max_query_memory_bytes` as resolved: the most one query may hold on the pool. */
+  /** The most one query may hold on the pool: `max_query_memory_bytes` as resolved, or what observe mode leaves. */
   readonly maxQueryBytes: number;
+  /**
+   * Observe mode (general lane): `max_query_memory_bytes` as resolved, not enforced by the reservation; a query
+   * whose peak goes past it is reported `crossed`. Absent: nothing observed (enforce mode, the light lane).
+   */
+  readonly observedQueryBytes?: number;
+  /** Test seam: the NDJSON batch size in bytes (default the engine's `STREAM_BATCH_BYTES`). */
+  readonly streamBatchBytes?: number;
   /** Uncollected garbage a worker's heap may carry beyond what the pool holds for its query before it forces a full GC. */
   readonly heapSlackBytes: number;
   /** `querier.on_corrupt_object`. */
@@ -31,6 +43,8 @@ export interface QueryWorkerData {
     readonly maxListedObjects: number;
     readonly maxFiles: number;
     readonly maxResultBytes: number;
+    /** `querier.limits.enforcement` (default `enforce`). */
+    readonly enforcement?: CeilingEnforcement;
   };
 }
 
@@ -48,8 +62,12 @@ export type ToQueryWorker =
       readonly job: QueryJobKind;
       /** Pool bytes this job must leave free for others (the light lane's share; 0 in the light lane). */
       readonly leaveFreeBytes: number;
+      /** Stream the result as NDJSON `batch` messages (a log query); the `done` body is then the trailer line. */
+      readonly stream?: boolean;
     }
-  | { readonly type: 'cancel'; readonly id: string };
+  | { readonly type: 'cancel'; readonly id: string }
+  /** Batch `seq` of job `id` has been written to the client and drained: the worker may drop it. */
+  | { readonly type: 'taken'; readonly id: string; readonly seq: number };
 
 /**
  * Worker → main. On `ok` the body's reservation is still held under `id` until the main thread releases it. Every
@@ -64,6 +82,8 @@ export type FromQueryWorker =
    * even when the worker is then terminated for not yielding).
    */
   | { readonly type: 'stopping'; readonly id: string; readonly storage: StorageWaitReport }
+  /** One batch of NDJSON lines of a streamed job (transferred); reserved in the worker until `taken`. */
+  | { readonly type: 'batch'; readonly id: string; readonly seq: number; readonly batch: Uint8Array }
   | {
       readonly type: 'done';
       readonly id: string;
@@ -75,6 +95,10 @@ export type FromQueryWorker =
       /** The most this query held on the pool at once. */
       readonly peakBytes: number;
       readonly corrupt: readonly CorruptObject[];
+      /** Observe mode: the result ceilings the query went past (empty otherwise). */
+      readonly crossed: readonly CeilingCrossed[];
+      /** A streamed job: bytes of the batches sent before this trailer. */
+      readonly streamedBytes?: number;
     }
   | {
       readonly type: 'done';

@@ -22,6 +22,7 @@ import {
   ATTR_SLUICE_LISTENER,
   createConnectionMetrics,
   ATTR_SLUICE_QUERY_KIND,
+  ATTR_SLUICE_QUERY_LIMIT,
   ATTR_SLUICE_QUERY_ROW_GROUP_STATE,
   SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
   SLUICE_QUERY_ROW_GROUP_STATE_VALUE_SCANNED,
@@ -207,7 +208,11 @@ export function createDiskGuardObserver(log: Logger): DiskGuardObserver {
   };
 }
 
-/** Query metrics: one `sluice.query.duration` point per query (rejections carry `error.type`), row groups by state. */
+/**
+ * Query metrics: one `sluice.query.duration` point per query (rejections carry `error.type`), row groups by state,
+ * one `sluice.query.response.size` point per answer, and `sluice.query.budget_exceeded` per ceiling observe mode let
+ * pass.
+ */
 export function createQueryObserver(meter: Meter): QueryObserver {
   const m = createQueryMetrics(meter);
   return {
@@ -226,6 +231,12 @@ export function createQueryObserver(meter: Meter): QueryObserver {
           [ATTR_SLUICE_QUERY_ROW_GROUP_STATE]: SLUICE_QUERY_ROW_GROUP_STATE_VALUE_PRUNED,
         });
       }
+    },
+    answered(kind, bytes) {
+      m.responseSize.record(bytes, { [ATTR_SLUICE_QUERY_KIND]: kind });
+    },
+    ceilingCrossed(limit) {
+      m.budgetExceeded.add(1, { [ATTR_SLUICE_QUERY_LIMIT]: limit });
     },
   };
 }

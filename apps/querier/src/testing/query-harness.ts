@@ -24,6 +24,7 @@ import type { QueryError } from '../query-error.js';
 import { createQueryService, type QueryObserver } from '../query-service.js';
 import type { StorageWaitReport } from '../storage-watch.js';
 import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from '../worker-pool.js';
+import type { QueryWorkerData } from '../worker-protocol.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
 export const T0 = 1_780_272_000_000_000_000n;
@@ -168,6 +169,12 @@ export interface HarnessOptions {
   readonly observer?: QueryObserver;
   /** The corrupt-object log's clock (default `performance.now`). */
   readonly corruptLogNow?: () => number;
+  /** Result limits of the real workers (default rows 1000, max rows 10000, max result bytes 16 MiB, enforce). */
+  readonly limits?: Partial<QueryWorkerData['limits']>;
+  /** Observe mode's `max_query_memory_bytes` (the real workers' `observedQueryBytes`). */
+  readonly observedQueryBytes?: number;
+  /** The real workers' NDJSON batch size (default the engine's). */
+  readonly streamBatchBytes?: number;
 }
 
 export function harness(o: HarnessOptions): Harness {
@@ -196,7 +203,16 @@ export function harness(o: HarnessOptions): Harness {
         heapSlackBytes: 64 << 20,
         onCorruptObject: o.onCorruptObject ?? 'fail',
         maxQueryBytes: o.maxQueryBytes ?? 32 << 20,
-        limits: { defaultRows: 1000, maxRows: 10_000, maxListedObjects: 1000, maxFiles: 1000, maxResultBytes: 1 << 24 },
+        ...(o.observedQueryBytes !== undefined ? { observedQueryBytes: o.observedQueryBytes } : {}),
+        ...(o.streamBatchBytes !== undefined ? { streamBatchBytes: o.streamBatchBytes } : {}),
+        limits: {
+          defaultRows: 1000,
+          maxRows: 10_000,
+          maxListedObjects: 1000,
+          maxFiles: 1000,
+          maxResultBytes: 1 << 24,
+          ...o.limits,
+        },
       },
     });
   const lightGate = o.light

@@ -18,7 +18,7 @@ export interface TestConfigOptions {
   readonly maxDecompressedBytes?: number;
   readonly querier?: boolean;
   /** `querier.limits.*` keys (snake_case) to set. */
-  readonly querierLimits?: Readonly<Record<string, number>>;
+  readonly querierLimits?: Readonly<Record<string, number | string>>;
   readonly defaultWindowSecs?: number;
   /** Run the receiver role (default true). */
   readonly receiver?: boolean;
@@ -56,7 +56,7 @@ function extraKeysYaml(keys: Readonly<Record<string, number>> | undefined, inden
     .join('');
 }
 
-function limitsYaml(limits: Readonly<Record<string, number>> | undefined): string {
+function limitsYaml(limits: Readonly<Record<string, number | string>> | undefined): string {
   const entries = Object.entries(limits ?? {});
   if (entries.length === 0) return '';
   return `  limits:\n${entries.map(([k, v]) => `    ${k}: ${v}`).join('\n')}\n`;

@@ -218,6 +218,7 @@ test('RFC0058.8: every querier.limits value set in values lands under its snake_
     defaultRows: 'default_rows',
     maxRows: 'max_rows',
     maxResultBytes: 'max_result_bytes',
+    enforcement: 'enforcement',
   };
   assert.deepEqual(
     Object.keys(values).sort(),

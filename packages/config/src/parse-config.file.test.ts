@@ -97,6 +97,7 @@ describe('parseConfig file mode', () => {
         defaultRows: 1000,
         maxRows: 10000,
         maxResultBytes: 67108864,
+        enforcement: 'enforce',
       },
     });
     assert.deepEqual(c.compaction, { enabled: true, intervalSecs: 300, graceSecs: 900, memoryBudgetBytes: 67108864 });

@@ -261,6 +261,18 @@ async function runLogQuery(
           rows += m;
           groupRows = m;
           if (m === 0) continue;
+          // The record columns the scan did not read; rendering them is material, kept out of bytes_read.
+          const readRecordRest = async (): Promise<Columns> => {
+            const before = file.bytesRead;
+            second = await readReserved(
+              opened,
+              g.index,
+              RECORD_COLUMNS.filter((c) => !want.has(c)),
+              tracker,
+            );
+            materialBytes += file.bytesRead - before;
+            return { ...cols, ...second.cols };
+          };
           if (aggregator && aggCols) {
             // Group-key and value columns are part of the count scan, so they stay in bytes_read.
             second = await readReserved(
@@ -279,15 +291,7 @@ async function runLogQuery(
                 needed = collector.accepts(sortValue(cols, matched[k] as number, sortField as FieldName));
             } else needed = collector.wantsMore;
             if (!needed) continue;
-            const before = file.bytesRead;
-            second = await readReserved(
-              opened,
-              g.index,
-              RECORD_COLUMNS.filter((c) => !want.has(c)),
-              tracker,
-            );
-            materialBytes += file.bytesRead - before;
-            const all: Columns = { ...cols, ...second.cols };
+            const all = await readRecordRest();
             for (let k = 0; k < m; k++) {
               const i = matched[k] as number;
               if (collector.sorted) {
@@ -300,15 +304,7 @@ async function runLogQuery(
             }
           } else if (stream) {
             if (streamedRecords >= rowLimit) continue;
-            const before = file.bytesRead;
-            second = await readReserved(
-              opened,
-              g.index,
-              RECORD_COLUMNS.filter((c) => !want.has(c)),
-              tracker,
-            );
-            materialBytes += file.bytesRead - before;
-            const all: Columns = { ...cols, ...second.cols };
+            const all = await readRecordRest();
             for (let k = 0; k < m && streamedRecords < rowLimit; k++) {
               const wait = stream.push(renderLogRow(all, matched[k] as number, projectKeys));
               streamedRecords++;

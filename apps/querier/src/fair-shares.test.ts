@@ -271,6 +271,57 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
     assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
   });
 
+  test('a light query slowed beside a storm (within 3 x light_query_ms) keeps the light lane run after run: contention is not its weight', async () => {
+    const timers = new ManualTimers();
+    const { h, general, lightWorkers } = lanes({
+      maxConcurrent: 1,
+      maxQueued: 0,
+      queryTimeoutMs: 30_000,
+      timers,
+      lightMs: 1000,
+      laneMs: 1000,
+      leaveFreeBytes: 0,
+    });
+    const first = query(h, 'acme', { query: DASHBOARD });
+    await until(() => lightWorkers.calls.length === 1, 'probe');
+    lightWorkers.calls[0]?.finish();
+    assert.equal((await first).status, 200);
+    const heavy = query(h, 'acme', { query: STORM });
+    await until(() => lightWorkers.calls.length === 2, 'probing');
+    lightWorkers.calls[1]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+    await until(() => general.calls.length === 1, 'moved');
+    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
+    assert.equal((await heavy).status, 422);
+    // The storm executes on the general lane through every dashboard run below.
+    const storm = query(h, 'acme', { query: STORM });
+    await until(() => general.calls.length === 2, 'the storm holding the general permit');
+    let light = 2;
+    // More slow runs than the 2 tolerated, each slower than light_query_ms but under 3 x: all contended.
+    for (let run = 1; run <= 4; run++) {
+      const slow = tracked(query(h, 'acme', { query: DASHBOARD }));
+      await until(() => lightWorkers.calls.length === light + 1, `slow run ${run} on the light lane`);
+      light++;
+      timers.advance(2999);
+      lightWorkers.calls[light - 1]?.finish();
+      assert.equal((await slow.promise).status, 200);
+    }
+    // Still light: with the light permit taken it queues on the light lane, where a probe would have gone to the
+    // full general lane and been refused query_queue_full.
+    const other = query(h, 'acme', { query: `severity >= warn | ${WINDOW} | count` });
+    await until(() => lightWorkers.calls.length === light + 1, 'an unknown query probing the light lane');
+    light++;
+    const queued = tracked(query(h, 'acme', { query: DASHBOARD }));
+    await until(() => h.lightGate?.queueDepth() === 1, 'the dashboard query queued on the light lane');
+    lightWorkers.calls[light - 1]?.finish();
+    assert.equal((await other).status, 200);
+    await until(() => lightWorkers.calls.length === light + 1, 'its turn on the light lane');
+    lightWorkers.calls[light]?.finish();
+    assert.equal((await queued.promise).status, 200);
+    general.calls[1]?.finish();
+    assert.equal((await storm).status, 200);
+    assert.equal(h.gate.inFlight() + (h.lightGate?.inFlight() ?? 0), 0);
+  });
+
   test('a query refused by a limit is not probed again: general lane, even with the light lane free', async () => {
     const { h, general, lightWorkers } = lanes({
       maxConcurrent: 1,

@@ -379,6 +379,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         // Stopped at its deadline counts as refused; stopped for outgrowing the light lane is only slow.
         refused:
           result === null || result.status === 'error' || (result.status === 'cancelled' && stoppedBy === 'deadline'),
+        contended: context.overlapped || (execution as Execution | null)?.overlapped === true,
       };
       const movedOff =
         onLight &&

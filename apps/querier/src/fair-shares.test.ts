@@ -51,6 +51,46 @@ function lanes(o: {
 
 const SCAN = `contains(body, "needle") | ${WINDOW} | count`;
 
+const DASHBOARD = `severity >= error | ${WINDOW} | count`;
+const STORM = `true | ${WINDOW} | count by body`;
+
+/**
+ * One general permit and no queue, light_query_ms 1000: the dashboard query has run light once, the storm query
+ * is remembered as heavy (refused on both lanes), and a storm query now holds the only general permit, so the
+ * general lane cannot take anything at once. Light-worker calls 0–1 and general calls 0–1 are used.
+ */
+async function panelBesideStorm(): Promise<{
+  timers: ManualTimers;
+  h: Harness;
+  general: BlockingWorkers;
+  lightWorkers: BlockingWorkers;
+  storm: ReturnType<typeof query>;
+}> {
+  const timers = new ManualTimers();
+  const { h, general, lightWorkers } = lanes({
+    maxConcurrent: 1,
+    maxQueued: 0,
+    queryTimeoutMs: 30_000,
+    timers,
+    lightMs: 1000,
+    laneMs: 1000,
+    leaveFreeBytes: 0,
+  });
+  const first = query(h, 'acme', { query: DASHBOARD });
+  await until(() => lightWorkers.calls.length === 1, 'probe');
+  lightWorkers.calls[0]?.finish();
+  assert.equal((await first).status, 200);
+  const heavy = query(h, 'acme', { query: STORM });
+  await until(() => lightWorkers.calls.length === 2, 'probing');
+  lightWorkers.calls[1]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
+  await until(() => general.calls.length === 1, 'moved');
+  general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
+  assert.equal((await heavy).status, 422);
+  const storm = query(h, 'acme', { query: STORM });
+  await until(() => general.calls.length === 2, 'the storm holding the general permit');
+  return { timers, h, general, lightWorkers, storm };
+}
+
 describe('the per-query memory ceiling', () => {
   test('a query over max_query_memory_bytes but within the pool is 422 query_memory_limit naming the per-query key', async () => {
     const h = harness({ maxConcurrent: 1, queryTimeoutMs: 30_000, poolBytes: 64 << 20, maxQueryBytes: 1 << 20 });
@@ -122,9 +162,6 @@ describe('the per-tenant share', () => {
 });
 
 describe('the light lane: dashboards keep their own permit while a storm fills the general lane', () => {
-  const DASHBOARD = `severity >= error | ${WINDOW} | count`;
-  const STORM = `true | ${WINDOW} | count by body`;
-
   test('a query whose last run was light is admitted through the light lane while the storm fills the general lane and is refused query_queue_full', async () => {
     const timers = new ManualTimers();
     const { h, general, lightWorkers } = lanes({
@@ -227,30 +264,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   });
 
   test('a light query whose run outgrows the light lane while the general lane could not take it at once finishes on the light lane instead of being moved and refused; a probe is moved', async () => {
-    const timers = new ManualTimers();
-    const { h, general, lightWorkers } = lanes({
-      maxConcurrent: 1,
-      maxQueued: 0,
-      queryTimeoutMs: 30_000,
-      timers,
-      lightMs: 1000,
-      laneMs: 1000,
-      leaveFreeBytes: 0,
-    });
-    const first = query(h, 'acme', { query: DASHBOARD });
-    await until(() => lightWorkers.calls.length === 1, 'probe');
-    lightWorkers.calls[0]?.finish();
-    assert.equal((await first).status, 200);
-    // Remembered as heavy: refused on both lanes.
-    const heavy = query(h, 'acme', { query: STORM });
-    await until(() => lightWorkers.calls.length === 2, 'probing');
-    lightWorkers.calls[1]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
-    await until(() => general.calls.length === 1, 'moved');
-    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
-    assert.equal((await heavy).status, 422);
-    // The storm holds the only general permit (no queue): the general lane cannot take anything at once.
-    const storm = query(h, 'acme', { query: STORM });
-    await until(() => general.calls.length === 2, 'the storm holding the general permit');
+    const { timers, h, general, lightWorkers, storm } = await panelBesideStorm();
     const slow = tracked(query(h, 'acme', { query: DASHBOARD }));
     await until(() => lightWorkers.calls.length === 3, 'the light query on the light lane');
     timers.advance(1500);
@@ -272,29 +286,7 @@ describe('the light lane: dashboards keep their own permit while a storm fills t
   });
 
   test('a light query slowed beside a storm (within 3 x light_query_ms) keeps the light lane run after run: contention is not its weight', async () => {
-    const timers = new ManualTimers();
-    const { h, general, lightWorkers } = lanes({
-      maxConcurrent: 1,
-      maxQueued: 0,
-      queryTimeoutMs: 30_000,
-      timers,
-      lightMs: 1000,
-      laneMs: 1000,
-      leaveFreeBytes: 0,
-    });
-    const first = query(h, 'acme', { query: DASHBOARD });
-    await until(() => lightWorkers.calls.length === 1, 'probe');
-    lightWorkers.calls[0]?.finish();
-    assert.equal((await first).status, 200);
-    const heavy = query(h, 'acme', { query: STORM });
-    await until(() => lightWorkers.calls.length === 2, 'probing');
-    lightWorkers.calls[1]?.fail({ kind: 'query_memory_limit', message: 'over the light ceiling' });
-    await until(() => general.calls.length === 1, 'moved');
-    general.calls[0]?.fail({ kind: 'query_memory_limit', message: 'over the query ceiling' });
-    assert.equal((await heavy).status, 422);
-    // The storm executes on the general lane through every dashboard run below.
-    const storm = query(h, 'acme', { query: STORM });
-    await until(() => general.calls.length === 2, 'the storm holding the general permit');
+    const { timers, h, general, lightWorkers, storm } = await panelBesideStorm();
     let light = 2;
     // More slow runs than the 2 tolerated, each slower than light_query_ms but under 3 x: all contended.
     for (let run = 1; run <= 4; run++) {

@@ -1,0 +1,117 @@
+/**
+ * @module columnar/columnar-logs-writer
+ * The columnar data-file encoder: same schema, column order, row-group size, statistics and footer key-value
+ * metadata as the hyparquet-writer path (packages/storage/src/log-parquet-writer.ts), but written from typed
+ * arrays and byte buffers with dictionary pages for low-cardinality strings, one ZSTD frame per page
+ * (docs/design/storage-format.md, "Columnar encoder"). Bloom filters are not written here: files that ask for
+ * them stay on hyparquet-writer.
+ */
+import type { LogsParquetOptions, StoredLogRow } from '../log-parquet-writer.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../log-parquet-writer.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY, logSchema } from '../parquet-schema.js';
+import { ensureZstd, zstdCompress } from '../zstd.js';
+import { ByteSink } from './byte-sink.js';
+import type { FileSink } from './chunk-writer.js';
+import { writeColumnChunk } from './chunk-writer.js';
+import { JsonMemo, logRowGroupLeaves } from './log-row-group.js';
+import type { RowGroupMeta } from './parquet-footer.js';
+import { footerBytes } from './parquet-footer.js';
+
+const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // "PAR1"
+
+/** The output file as a list of parts (no copy until {@link ChunkList.concat}). */
+class ChunkList implements FileSink {
+  offset = 0;
+  private readonly parts: Uint8Array[] = [];
+  append(bytes: Uint8Array): void {
+    this.parts.push(bytes);
+    this.offset += bytes.length;
+  }
+  concat(): Uint8Array {
+    const out = new Uint8Array(this.offset);
+    let at = 0;
+    for (const p of this.parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+}
+
+/** Incremental columnar data-file writer (the same call shape as `LogsParquetWriter`). */
+export interface ColumnarLogsWriter {
+  readonly rowGroupRows: number;
+  /** Rows written so far. */
+  readonly rows: number;
+  /** Appends one row group (1..rowGroupRows rows; an empty call is a no-op). */
+  writeRowGroup(rows: readonly StoredLogRow[]): void;
+  /** Writes the footer and returns the whole file. */
+  finish(): Uint8Array;
+}
+
+/**
+ * A columnar writer with ZSTD ready. Refuses `bloomFilterColumns` (a caller bug: the writer factory routes
+ * those files to hyparquet-writer).
+ */
+export async function createColumnarLogsWriter(options?: LogsParquetOptions): Promise<ColumnarLogsWriter> {
+  await ensureZstd();
+  const rowGroupRows = options?.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
+  if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1)
+    throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
+  if ((options?.bloomFilterColumns?.length ?? 0) > 0)
+    throw new RangeError('columnar encoder: bloom filters are written by the hyparquet-writer path');
+  const kv = [
+    { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
+    ...(options?.keyValueMetadata ?? []).map((m) => ({ key: m.key, value: m.value })),
+  ];
+  const file = new ChunkList();
+  file.append(MAGIC);
+  const memo = new JsonMemo();
+  const scratch = new ByteSink(1 << 16);
+  const groups: RowGroupMeta[] = [];
+  let rows = 0;
+  let finished = false;
+  return {
+    rowGroupRows,
+    get rows() {
+      return rows;
+    },
+    writeRowGroup(batch) {
+      if (finished) throw new Error('ColumnarLogsWriter: already finished');
+      if (batch.length === 0) return;
+      if (batch.length > rowGroupRows)
+        throw new RangeError(`row group of ${batch.length} rows exceeds ${rowGroupRows}`);
+      const fileOffset = file.offset;
+      const columns = logRowGroupLeaves(batch, memo).map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch));
+      groups.push({ columns, numRows: batch.length, fileOffset });
+      rows += batch.length;
+    },
+    finish() {
+      if (finished) throw new Error('ColumnarLogsWriter: already finished');
+      finished = true;
+      const footer = footerBytes({
+        schema: logSchema(),
+        numRows: rows,
+        rowGroups: groups,
+        keyValueMetadata: kv,
+        createdBy: 'sluice',
+      });
+      file.append(footer);
+      const tail = new Uint8Array(8);
+      new DataView(tail.buffer).setUint32(0, footer.length, true);
+      tail.set(MAGIC, 4);
+      file.append(tail);
+      return file.concat();
+    },
+  };
+}
+
+/** Encodes rows (already sorted by the caller) into one data file with the columnar encoder. */
+export async function encodeLogsParquetColumnar(
+  rows: readonly StoredLogRow[],
+  options?: LogsParquetOptions,
+): Promise<Uint8Array> {
+  const w = await createColumnarLogsWriter(options);
+  for (let i = 0; i < rows.length; i += w.rowGroupRows) w.writeRowGroup(rows.slice(i, i + w.rowGroupRows));
+  return w.finish();
+}

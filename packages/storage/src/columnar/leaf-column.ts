@@ -1,0 +1,37 @@
+/**
+ * @module columnar/leaf-column
+ * What the chunk writer needs from one leaf column of one row group: its levels, its non-null values (as a
+ * page-sliceable encoder) and its statistics. Builders in this folder produce these from typed arrays and byte
+ * buffers; nothing here holds a JS object per value.
+ */
+import type { ByteSink } from './byte-sink.js';
+import type { ChunkStatistics } from './parquet-footer.js';
+
+/** Non-null values of one chunk, written a page slice at a time. */
+export interface ValueEncoder {
+  /** Parquet encoding of data-page values (PLAIN or RLE_DICTIONARY). */
+  readonly encoding: number;
+  /** PLAIN dictionary page body and its entry count, for dictionary-encoded chunks. */
+  readonly dictionary?: { readonly bytes: Uint8Array; readonly count: number };
+  /** Encoded bytes of value `v` (page sizing; an estimate is fine for dictionary indices). */
+  sizeOf(v: number): number;
+  /** Appends values `[v0, v1)`. */
+  write(v0: number, v1: number, out: ByteSink): void;
+}
+
+/** One leaf column of one row group. */
+export interface LeafColumn {
+  readonly path: readonly string[];
+  readonly physicalType: number;
+  readonly maxDefinitionLevel: number;
+  readonly maxRepetitionLevel: number;
+  /** Level count (= rows for flat columns). */
+  readonly numLevels: number;
+  /** Definition levels, or null when the column is REQUIRED and flat. */
+  readonly definitionLevels: Uint8Array | null;
+  /** Repetition levels, or null for flat columns. */
+  readonly repetitionLevels: Uint8Array | null;
+  readonly values: ValueEncoder;
+  /** Footer statistics (omitted for free-text columns nobody prunes on). */
+  readonly statistics?: ChunkStatistics;
+}

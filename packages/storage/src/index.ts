@@ -81,6 +81,8 @@ export {
   encodeLogsParquet,
   serviceNameOf,
 } from './log-parquet-writer.js';
+export type { ColumnarLogsWriter } from './columnar/columnar-logs-writer.js';
+export { createColumnarLogsWriter, encodeLogsParquetColumnar } from './columnar/columnar-logs-writer.js';
 export type { ByteRangeSource, CountingSource } from './byte-range-source.js';
 export { countingSource, sourceFromBytes, sourceFromStore } from './byte-range-source.js';
 export type {

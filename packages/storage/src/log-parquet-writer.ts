@@ -1,8 +1,10 @@
 /**
  * @module log-parquet-writer
- * Encodes stored log rows into a data-file Parquet (hyparquet-writer, ZSTD level 3, statistics on the pruning
- * columns, 65,536-row groups). Input is columnised one row group at a time, so besides the output bytes the
- * writer holds at most one row group of column arrays. Row order is kept exactly (the caller sorts).
+ * Encodes stored log rows into a data-file Parquet (ZSTD level 3, statistics on the pruning columns, 65,536-row
+ * groups): by default with the columnar encoder (./columnar/, docs/design/storage-format.md "Columnar encoder"),
+ * with hyparquet-writer when bloom filters are asked for or `encoder: 'hyparquet-writer'` is set. Input is
+ * columnised one row group at a time, so besides the output bytes the writer holds at most one row group of
+ * column arrays. Row order is kept exactly (the caller sorts).
  */
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { LogRecord, MinedFields, TemplateAuditEvent } from '@sluice/core';
@@ -18,6 +20,11 @@ import {
   logSchema,
 } from './parquet-schema.js';
 import { ensureZstd, zstdCompress } from './zstd.js';
+import type { ColumnarLogsWriter } from './columnar/columnar-logs-writer.js';
+import { createColumnarLogsWriter } from './columnar/columnar-logs-writer.js';
+import { DEFAULT_ROW_GROUP_ROWS, serviceNameOf } from './log-row-fields.js';
+
+export { DEFAULT_ROW_GROUP_ROWS, serviceNameOf } from './log-row-fields.js';
 
 /** One row of a data file: the record as sent, its tenant and what the miner derived. */
 export interface StoredLogRow {
@@ -40,10 +47,13 @@ export interface LogsParquetOptions {
    * Readers see it in `ParquetFileHandle.metadata.key_value_metadata`.
    */
   readonly keyValueMetadata?: readonly { readonly key: string; readonly value: string }[];
+  /**
+   * Which encoder writes the file (default `'columnar'`; `'hyparquet-writer'` whenever `bloomFilterColumns` is
+   * non-empty, because only hyparquet-writer writes bloom filters). Both write the same logical file
+   * (docs/design/storage-format.md, "Columnar encoder"); the choice exists for the comparison tests and bench.
+   */
+  readonly encoder?: 'columnar' | 'hyparquet-writer';
 }
-
-/** Rows per row group (docs/design/storage-format.md). */
-export const DEFAULT_ROW_GROUP_ROWS = 65_536;
 
 type ColumnData = Parameters<ParquetWriter['write']>[0]['columnData'];
 type ColumnSource = ColumnData[number];
@@ -64,14 +74,6 @@ function u64AsI64(v: bigint): bigint {
 
 function emptyToNull(s: string): string | null {
   return s === '' ? null : s;
-}
-
-/** The `resource.service.name` promoted value: the string value of the `service.name` resource attribute. */
-export function serviceNameOf(record: LogRecord): string | null {
-  for (const kv of record.resource.attributes) {
-    if (kv.key === 'service.name') return kv.value.kind === 'string' ? kv.value.value : null;
-  }
-  return null;
 }
 
 /**
@@ -195,11 +197,13 @@ function logColumns(rows: readonly StoredLogRow[], memo: JsonMemo, bloom: Readon
 
 /**
  * Incremental data-file writer: {@link LogsParquetWriter.writeRowGroup} once per ≤ `rowGroupRows` rows, then
- * {@link LogsParquetWriter.finish}. Create with {@link LogsParquetWriter.create} (initialises ZSTD).
+ * {@link LogsParquetWriter.finish}. Create with {@link LogsParquetWriter.create} (initialises ZSTD). This is the
+ * one switch point between the encoders: the columnar encoder unless bloom filters are asked for (see
+ * {@link LogsParquetOptions.encoder}).
  */
 export class LogsParquetWriter {
   private readonly bytes = new ByteWriter();
-  private readonly writer: ParquetWriter;
+  private readonly writer: ParquetWriter | undefined;
   private readonly memo = new JsonMemo();
   private finished = false;
   /** Rows written so far. */
@@ -209,19 +213,23 @@ export class LogsParquetWriter {
     readonly rowGroupRows: number,
     private readonly bloom: ReadonlySet<string>,
     extraMetadata: readonly { readonly key: string; readonly value: string }[],
+    private readonly columnar: ColumnarLogsWriter | undefined,
   ) {
-    this.writer = new ParquetWriter({
-      writer: this.bytes,
-      schema: logSchema(),
-      codec: 'ZSTD',
-      compressors: { ZSTD: zstdCompress },
-      statistics: true,
-      kvMetadata: [
-        { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
-        ...extraMetadata.map((m) => ({ key: m.key, value: m.value })),
-      ],
-      createdBy: 'sluice',
-    });
+    this.writer =
+      columnar !== undefined
+        ? undefined
+        : new ParquetWriter({
+            writer: this.bytes,
+            schema: logSchema(),
+            codec: 'ZSTD',
+            compressors: { ZSTD: zstdCompress },
+            statistics: true,
+            kvMetadata: [
+              { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
+              ...extraMetadata.map((m) => ({ key: m.key, value: m.value })),
+            ],
+            createdBy: 'sluice',
+          });
   }
 
   /** A writer with ZSTD ready. */
@@ -230,10 +238,13 @@ export class LogsParquetWriter {
     const rowGroupRows = options?.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
     if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1)
       throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
+    const bloom = new Set(options?.bloomFilterColumns ?? []);
+    const useColumnar = bloom.size === 0 && (options?.encoder ?? 'columnar') === 'columnar';
     return new LogsParquetWriter(
       rowGroupRows,
-      new Set(options?.bloomFilterColumns ?? []),
+      bloom,
       options?.keyValueMetadata ?? [],
+      useColumnar ? await createColumnarLogsWriter({ ...options, rowGroupRows }) : undefined,
     );
   }
 
@@ -243,8 +254,14 @@ export class LogsParquetWriter {
     if (rows.length === 0) return;
     if (rows.length > this.rowGroupRows)
       throw new RangeError(`row group of ${rows.length} rows exceeds ${this.rowGroupRows}`);
-    const r = this.writer.write({ columnData: logColumns(rows, this.memo, this.bloom), rowGroupSize: rows.length });
-    if (r !== undefined) throw new Error('LogsParquetWriter: unexpected asynchronous flush');
+    if (this.columnar !== undefined) this.columnar.writeRowGroup(rows);
+    else {
+      const r = this.writer!.write({
+        columnData: logColumns(rows, this.memo, this.bloom),
+        rowGroupSize: rows.length,
+      });
+      if (r !== undefined) throw new Error('LogsParquetWriter: unexpected asynchronous flush');
+    }
     this.rows += rows.length;
   }
 
@@ -252,7 +269,8 @@ export class LogsParquetWriter {
   finish(): Uint8Array {
     if (this.finished) throw new Error('LogsParquetWriter: already finished');
     this.finished = true;
-    const r = this.writer.finish();
+    if (this.columnar !== undefined) return this.columnar.finish();
+    const r = this.writer!.finish();
     if (r !== undefined) throw new Error('LogsParquetWriter: unexpected asynchronous finish');
     return this.bytes.getBytes();
   }

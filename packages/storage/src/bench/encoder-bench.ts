@@ -23,7 +23,7 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? 5);
 
 type Encoder = (rows: readonly StoredLogRow[]) => Promise<Uint8Array>;
 const encoders: [string, Encoder][] = [
-  ['hyparquet-writer', (r) => encodeLogsParquet(r)],
+  ['hyparquet-writer', (r) => encodeLogsParquet(r, { encoder: 'hyparquet-writer' })],
   ['columnar', (r) => encodeLogsParquetColumnar(r)],
 ];
 

@@ -109,7 +109,7 @@ describe('columnar encoder against hyparquet-writer', () => {
   /** Both encoders, both readers: every check this suite makes on one input. */
   async function assertSameFile(rows: StoredLogRow[], rowGroupRows?: number): Promise<void> {
     const opts = rowGroupRows === undefined ? {} : { rowGroupRows };
-    const theirsBytes = await encodeLogsParquet(rows, opts);
+    const theirsBytes = await encodeLogsParquet(rows, { ...opts, encoder: 'hyparquet-writer' });
     const oursBytes = await encodeLogsParquetColumnar(rows, opts);
     const ours = await openParquetFile(sourceFromBytes(oursBytes));
     const theirs = await openParquetFile(sourceFromBytes(theirsBytes));
@@ -196,5 +196,16 @@ describe('columnar encoder against hyparquet-writer', () => {
     const n = DICTIONARY_MAX_ENTRIES + 500;
     const rows = sampleRows(n, { seed: 21 }).map((r, i) => ({ ...r, tenantId: `tenant-${i % (n - 7)}-ü` }));
     await assertSameFile(rows);
+  });
+
+  test('the writer factory writes the columnar file by default and keeps hyparquet-writer for bloom filters', async () => {
+    const rows = sampleRows(50, { seed: 50 });
+    assert.deepEqual(await encodeLogsParquet(rows), await encodeLogsParquetColumnar(rows));
+    const bloom = await encodeLogsParquet(rows, { bloomFilterColumns: ['template_id'] });
+    assert.deepEqual(
+      bloom,
+      await encodeLogsParquet(rows, { encoder: 'hyparquet-writer', bloomFilterColumns: ['template_id'] }),
+    );
+    assert.notDeepEqual(bloom, await encodeLogsParquet(rows, { encoder: 'hyparquet-writer' }));
   });
 });

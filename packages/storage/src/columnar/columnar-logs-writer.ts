@@ -7,7 +7,7 @@
  * them stay on hyparquet-writer.
  */
 import type { LogsParquetOptions, StoredLogRow } from '../log-parquet-writer.js';
-import { DEFAULT_ROW_GROUP_ROWS } from '../log-parquet-writer.js';
+import { DEFAULT_ROW_GROUP_ROWS } from '../log-row-fields.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY, logSchema } from '../parquet-schema.js';
 import { ensureZstd, zstdCompress } from '../zstd.js';
 import { ByteSink } from './byte-sink.js';

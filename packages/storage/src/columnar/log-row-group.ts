@@ -8,7 +8,7 @@
 import type { LogRecord } from '@sluice/core';
 import { anyValueToJson, effectiveTimeUnixNano, keyValuesToJson } from '@sluice/core';
 import type { StoredLogRow } from '../log-parquet-writer.js';
-import { serviceNameOf } from '../log-parquet-writer.js';
+import { serviceNameOf } from '../log-row-fields.js';
 import { BODY_KIND, LOG_COLUMNS } from '../parquet-schema.js';
 import { ByteArrayBuilder } from './byte-array-builder.js';
 import { ByteSink } from './byte-sink.js';

@@ -100,3 +100,7 @@ export type { ObjectStoreHooks, StorageSection, StorageSettings } from './object
 export { createObjectStore, storageCallPolicy, storageSettingsFrom } from './object-store-settings.js';
 export type { CorruptReason, StorageOperation, UnavailableReason } from './storage-errors.js';
 export { StorageCorruptError, StorageUnavailableError } from './storage-errors.js';
+export type { FilterKind, FilterRange } from './sketch/filter-index.js';
+export { FILTERS_KEY } from './sketch/filter-index.js';
+export { NGRAM_BYTES, needleNgramHashes } from './sketch/body-ngram-sketch.js';
+export { filterRange, groupMayContainText, groupMayContainValue } from './sketch/group-filters.js';

@@ -53,6 +53,12 @@ export interface LogsParquetOptions {
    * (docs/design/storage-format.md, "Columnar encoder"); the choice exists for the comparison tests and bench.
    */
   readonly encoder?: 'columnar' | 'hyparquet-writer';
+  /**
+   * Whether the columnar encoder writes each row group's filters — trace/span id bloom filters and the body
+   * n-gram sketch (default true; docs/design/storage-format.md, "Row-group filters"). Off only for comparisons;
+   * the hyparquet-writer path never writes them.
+   */
+  readonly sketches?: boolean;
 }
 
 type ColumnData = Parameters<ParquetWriter['write']>[0]['columnData'];

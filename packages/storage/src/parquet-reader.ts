@@ -64,6 +64,11 @@ export interface ParquetFileHandle {
     columns: readonly string[],
     rows?: { readonly start: number; readonly end: number },
   ): Promise<Record<string, ColumnValues>>;
+  /**
+   * Reads `length` bytes at `offset` (counted in {@link bytesRead}): how bloom filters and body sketches are
+   * fetched (packages/storage/src/sketch/group-filters.ts).
+   */
+  readBytes(offset: number, length: number): Promise<Uint8Array>;
 }
 
 /** One leaf column chunk as the footer describes it (input to {@link estimateDecodedBytes}). */
@@ -254,6 +259,13 @@ export async function openParquetFile(
         (leavesByGroup[index] ?? []).filter((l) => want.has(l.path[0] ?? '')),
         g.numRows,
       );
+    },
+    async readBytes(offset, length) {
+      if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0)
+        throw new RangeError(`byte range ${offset}+${length}`);
+      if (offset + length > counted.byteLength)
+        throw new RangeError(`byte range ${offset}+${length} outside a file of ${counted.byteLength} bytes`);
+      return counted.read(offset, offset + length);
     },
     async readRowGroup(index, columns, rows) {
       const g = rowGroups[index];

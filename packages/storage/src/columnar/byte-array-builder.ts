@@ -107,6 +107,16 @@ export class ByteArrayBuilder {
     this.indices = new Int32Array(0);
   }
 
+  /**
+   * The values as laid out in a PLAIN page (value `v` at `[starts[v] + 4, starts[v + 1])` of `data`), or null while
+   * dictionary-encoded. Valid until {@link encoder} is called and the builder dropped.
+   */
+  plainValues(): { readonly data: Uint8Array; readonly starts: Int32Array; readonly count: number } | null {
+    if (this.dict !== null) return null;
+    this.starts[this.entries] = this.data.length;
+    return { data: this.data.buf, starts: this.starts, count: this.entries };
+  }
+
   /** True while dictionary-encoded. */
   get isDictionary(): boolean {
     return this.dict !== null;

@@ -3,12 +3,13 @@
  * The columnar data-file encoder: same schema, column order, row-group size, statistics and footer key-value
  * metadata as the hyparquet-writer path (packages/storage/src/log-parquet-writer.ts), but written from typed
  * arrays and byte buffers with dictionary pages for low-cardinality strings, one ZSTD frame per page
- * (docs/design/storage-format.md, "Columnar encoder"). Bloom filters are not written here: files that ask for
- * them stay on hyparquet-writer.
+ * (docs/design/storage-format.md, "Columnar encoder"). After each row group's chunks it writes that group's
+ * filters — bloom filters of its trace and span ids and an n-gram sketch of its bodies ("Row-group filters");
+ * files that ask for Parquet bloom filters (`bloomFilterColumns`) stay on hyparquet-writer.
  */
 import type { LogsParquetOptions, StoredLogRow } from '../log-parquet-writer.js';
 import { DEFAULT_ROW_GROUP_ROWS } from '../log-row-fields.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY, logSchema } from '../parquet-schema.js';
+import { LOG_COLUMNS, SCHEMA_VERSION, SCHEMA_VERSION_KEY, logSchema } from '../parquet-schema.js';
 import { ensureZstd, zstdCompress } from '../zstd.js';
 import { ByteSink } from './byte-sink.js';
 import type { FileSink } from './chunk-writer.js';
@@ -16,6 +17,9 @@ import { writeColumnChunk } from './chunk-writer.js';
 import { JsonMemo, logRowGroupLeaves } from './log-row-group.js';
 import type { RowGroupMeta } from './parquet-footer.js';
 import { footerBytes } from './parquet-footer.js';
+import { buildBodyNgramSketch } from '../sketch/body-ngram-sketch.js';
+import { bloomWordsBytes, buildColumnBloom } from '../sketch/column-bloom.js';
+import { FILTERS_KEY, encodeFilterIndex, type GroupFilters } from '../sketch/filter-index.js';
 
 const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // "PAR1"
 
@@ -69,6 +73,8 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
   const memo = new JsonMemo();
   const scratch = new ByteSink(1 << 16);
   const groups: RowGroupMeta[] = [];
+  const sketches = options?.sketches ?? true;
+  const groupFilters: GroupFilters[] = [];
   let rows = 0;
   let finished = false;
   return {
@@ -82,13 +88,38 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
       if (batch.length > rowGroupRows)
         throw new RangeError(`row group of ${batch.length} rows exceeds ${rowGroupRows}`);
       const fileOffset = file.offset;
-      const columns = logRowGroupLeaves(batch, memo).map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch));
+      const leaves = logRowGroupLeaves(batch, memo);
+      const columns = leaves.map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch));
+      if (sketches) {
+        // Filters follow the group's chunks; the footer's filter index names where (readers never assume).
+        const filters: GroupFilters = {};
+        for (const leaf of leaves) {
+          const input = leaf.sketchInput;
+          if (input === undefined) continue;
+          const words =
+            input.kind === 'fixed'
+              ? buildColumnBloom(input.bytes, input.width, input.count)
+              : buildBodyNgramSketch(input.data, input.starts, input.count);
+          if (words === null) continue;
+          const kind =
+            leaf.path[0] === LOG_COLUMNS.traceId
+              ? 'trace_id'
+              : leaf.path[0] === LOG_COLUMNS.spanId
+                ? 'span_id'
+                : 'body';
+          filters[kind] = { offset: file.offset, length: words.length * 4 };
+          file.append(bloomWordsBytes(words));
+        }
+        groupFilters.push(filters);
+      }
       groups.push({ columns, numRows: batch.length, fileOffset });
       rows += batch.length;
     },
     finish() {
       if (finished) throw new Error('ColumnarLogsWriter: already finished');
       finished = true;
+      if (sketches && groupFilters.some((g) => Object.keys(g).length > 0))
+        kv.push({ key: FILTERS_KEY, value: encodeFilterIndex(groupFilters) });
       const footer = footerBytes({
         schema: logSchema(),
         numRows: rows,

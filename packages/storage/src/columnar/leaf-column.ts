@@ -34,4 +34,14 @@ export interface LeafColumn {
   readonly values: ValueEncoder;
   /** Footer statistics (omitted for free-text columns nobody prunes on). */
   readonly statistics?: ChunkStatistics;
+  /** What the column's bloom filter or sketch is built from, for the columns that get one. */
+  readonly sketchInput?: SketchInput;
 }
+
+/**
+ * The raw values a filter is built from: `fixed` (trace and span ids, `count` values of `width` bytes back to
+ * back) gets a standard Parquet bloom filter; `text` (the body, PLAIN layout) gets the n-gram sketch.
+ */
+export type SketchInput =
+  | { readonly kind: 'fixed'; readonly bytes: Uint8Array; readonly width: number; readonly count: number }
+  | { readonly kind: 'text'; readonly data: Uint8Array; readonly starts: Int32Array; readonly count: number };

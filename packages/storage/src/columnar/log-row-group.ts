@@ -204,6 +204,8 @@ export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo)
     repetitionLevels: paramReps.buf,
     values,
   });
+  // Bodies are PLAIN (free text), so their bytes are laid out for the n-gram sketch as they are for the page.
+  const bodyText = body.b.plainValues();
   const leaves: LeafColumn[] = [
     stringLeaf(c.tenantId, tenant, null, n, true),
     flat(
@@ -259,22 +261,31 @@ export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo)
       reqStats(int32Bounds(dropped, n, true)),
     ),
     flat(c.flags, PHYSICAL.INT32, null, plainFixed(bytesOf(flags), 4), reqStats(int32Bounds(flags, n, true))),
-    flat(
-      c.traceId,
-      PHYSICAL.FIXED_LEN_BYTE_ARRAY,
-      traceDefs,
-      plainFixed(traceId, 16),
-      stats(n - traceCount, fixedBounds(traceId, 16, traceCount)),
-    ),
-    flat(
-      c.spanId,
-      PHYSICAL.FIXED_LEN_BYTE_ARRAY,
-      spanDefs,
-      plainFixed(spanId, 8),
-      stats(n - spanCount, fixedBounds(spanId, 8, spanCount)),
-    ),
+    {
+      ...flat(
+        c.traceId,
+        PHYSICAL.FIXED_LEN_BYTE_ARRAY,
+        traceDefs,
+        plainFixed(traceId, 16),
+        stats(n - traceCount, fixedBounds(traceId, 16, traceCount)),
+      ),
+      sketchInput: { kind: 'fixed', bytes: traceId, width: 16, count: traceCount },
+    },
+    {
+      ...flat(
+        c.spanId,
+        PHYSICAL.FIXED_LEN_BYTE_ARRAY,
+        spanDefs,
+        plainFixed(spanId, 8),
+        stats(n - spanCount, fixedBounds(spanId, 8, spanCount)),
+      ),
+      sketchInput: { kind: 'fixed', bytes: spanId, width: 8, count: spanCount },
+    },
     flat(c.bodyKind, PHYSICAL.INT32, null, plainFixed(bytesOf(bodyKind), 4), reqStats(int32Bounds(bodyKind, n, true))),
-    opt(c.body, body, false),
+    {
+      ...opt(c.body, body, false),
+      ...(bodyText !== null ? { sketchInput: { kind: 'text' as const, ...bodyText } } : {}),
+    },
     nested('type_tag', PHYSICAL.INT32, plainFixed(bytesOf(paramTags), 4)),
     nested('value', PHYSICAL.BYTE_ARRAY, paramValues.encoder()),
     flat(

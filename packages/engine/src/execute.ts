@@ -24,6 +24,7 @@ import type { LiveFile } from './listing.js';
 import { listLiveFiles } from './listing.js';
 import { compilePredicate } from './predicate-eval.js';
 import type { Columns } from './predicate-eval.js';
+import { createFilterPruner } from './filter-pruning.js';
 import { createPruner } from './pruning.js';
 import { RECORD_COLUMNS, RecordCollector, projectedKeys, renderLogRow, sortValue } from './records.js';
 import type { QueryStats } from './render-json.js';
@@ -138,6 +139,7 @@ async function runLogQuery(
   const window = queryWindow(q, options.nowNs, options.defaultWindowSecs);
   const predicate = compilePredicate(q.predicate);
   const pruner = createPruner(q.predicate, window);
+  const filters = createFilterPruner(q.predicate);
   const agg: CountStage | AggregateStage | undefined = aggregationStage(q);
   let sortStage: { key: string; descending: boolean } | undefined;
   let projectKeys: Set<string> | undefined;
@@ -206,7 +208,7 @@ async function runLogQuery(
       const hasEffective = file.columnNames.includes(LOG_COLUMNS.effectiveTimeUnixNano);
       for (const g of file.rowGroups) {
         groupRows = 0;
-        if (!pruner.mayMatch(g)) {
+        if (!pruner.mayMatch(g) || (filters.active && !(await filters.mayMatch(file, g.index, tracker)))) {
           stats.row_groups_pruned++;
           continue;
         }

@@ -28,17 +28,37 @@ function withSuffix(record: LogRecord, suffix: string): LogRecord {
   return { ...record, body: { kind: 'string', value: (record.body as { value: string }).value + suffix } };
 }
 
-/** Writes the corpus under `root`; returns the template id of the "connection to … timed out" template. */
-export async function buildQueryCorpus(root: string, options: CorpusOptions): Promise<{ needle: bigint }> {
+/** A request id that occurs in exactly one body of the corpus (the rare-needle query looks for it). */
+export const RARE_REQUEST_ID = 'req-5be2f0c94a7d13e8';
+
+/** What {@link buildQueryCorpus} planted: the needle template and a trace id that occurs in the corpus. */
+export interface CorpusNeedles {
+  /** Template id of the "connection to … timed out" template. */
+  readonly needle: bigint;
+  /** Hex trace id of one record (about 38 % into the corpus). */
+  readonly traceId: string;
+}
+
+/**
+ * Writes the corpus under `root`. One record (about 62 % into the corpus) has ` request_id=`
+ * {@link RARE_REQUEST_ID} appended to its body.
+ */
+export async function buildQueryCorpus(root: string, options: CorpusOptions): Promise<CorpusNeedles> {
   const store = createLocalObjectStore({ root });
   const miner = createMiner();
   const records = corpusRecords(0, options.rows);
+  const rareAt = Math.floor(options.rows * 0.617);
+  let traceAt = Math.floor(options.rows * 0.383);
+  while (traceAt < records.length - 1 && records[traceAt]!.traceId.length !== 16) traceAt++;
+  const traceId = Buffer.from(records[traceAt]?.traceId ?? []).toString('hex');
   let needle = 0n;
   for (let start = 0; start < records.length; start += CHUNK) {
     const chunk = records.slice(start, start + CHUNK);
     const byHour = new Map<bigint, StoredLogRow[]>();
     for (let k = 0; k < chunk.length; k++) {
-      const record = options.bodySuffix ? withSuffix(chunk[k]!, options.bodySuffix(start + k)) : chunk[k]!;
+      const i = start + k;
+      const suffix = (options.bodySuffix?.(i) ?? '') + (i === rareAt ? ` request_id=${RARE_REQUEST_ID}` : '');
+      const record = suffix === '' ? chunk[k]! : withSuffix(chunk[k]!, suffix);
       const mined = miner.mine(options.tenant, record);
       if (needle === 0n && (record.body as { value: string }).value.startsWith('connection to'))
         needle = mined.templateId;
@@ -54,7 +74,7 @@ export async function buildQueryCorpus(root: string, options: CorpusOptions): Pr
       );
     }
   }
-  return { needle };
+  return { needle, traceId };
 }
 
 /** The corpus's whole window, as a DSL range. */
@@ -98,6 +118,26 @@ export function querySuite(needle: bigint): SuiteQuery[] {
       duck: `SELECT * FROM t WHERE template_id = ${needle} AND effective_time_unix_nano >= '2026-03-01 11:00:00' AND effective_time_unix_nano < '2026-03-01 11:30:00' LIMIT 100`,
     },
     { name: '10k-row materialization', sluice: `true | ${W} | limit 10000`, duck: 'SELECT * FROM t LIMIT 10000' },
+  ];
+}
+
+/**
+ * Needle queries beyond the original six: a request id that occurs once in the corpus, and one trace id. Both
+ * are answered by the row-group filters (docs/design/storage-format.md, "Row-group filters").
+ */
+export function needleSuite(traceId: string): SuiteQuery[] {
+  const W = CORPUS_WINDOW;
+  return [
+    {
+      name: 'rare needle (one request id)',
+      sluice: `contains(body, "${RARE_REQUEST_ID}") | ${W} | limit 100`,
+      duck: `SELECT * FROM t WHERE body LIKE '%${RARE_REQUEST_ID}%' LIMIT 100`,
+    },
+    {
+      name: 'trace_id needle',
+      sluice: `trace_id == "${traceId}" | ${W} | limit 100`,
+      duck: `SELECT * FROM t WHERE trace_id = from_hex('${traceId}') LIMIT 100`,
+    },
   ];
 }
 

@@ -22,7 +22,7 @@ export {
   assertValidKey,
   compareKeys,
 } from './object-store.js';
-export type { LocalObjectStoreOptions } from './local-object-store.js';
+export type { LocalObjectStoreHandle, LocalObjectStoreOptions } from './local-object-store.js';
 export { createLocalObjectStore } from './local-object-store.js';
 export type { S3ObjectStore, S3ObjectStoreOptions } from './s3-object-store.js';
 export { createS3ObjectStore } from './s3-object-store.js';
@@ -94,6 +94,8 @@ export type {
   RowGroupInfo,
 } from './parquet-reader.js';
 export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
+export type { FooterCache, FooterCacheOptions, FooterCacheStats } from './footer-cache.js';
+export { createFooterCache } from './footer-cache.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
 export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
 export type { ObjectStoreHooks, StorageSection, StorageSettings } from './object-store-settings.js';

@@ -25,6 +25,8 @@ import { link, mkdir, open, readdir, rename, rmdir, stat, unlink, readFile } fro
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyedMutex } from './keyed-mutex.js';
+import type { OpenFile, ReadHandleCache } from './read-handle-cache.js';
+import { createReadHandleCache } from './read-handle-cache.js';
 import type {
   CallOptions,
   ConditionalPutResult,
@@ -53,6 +55,18 @@ export interface LocalObjectStoreOptions {
   readonly casLockStaleMs?: number;
   /** Longest wait for a held `ifMatch` lock before `putConditional` throws (default 15,000). */
   readonly casLockTimeoutMs?: number;
+  /**
+   * Keep read handles of immutable keys open across `getRange` calls (a query worker's data files): at most
+   * `maxOpen` stay open; `immutable` says which keys are never rewritten in place. Absent: every range read opens
+   * and closes the file.
+   */
+  readonly readHandles?: { readonly maxOpen: number; readonly immutable: (key: string) => boolean };
+}
+
+/** A local store, with how many read handles it keeps open (see {@link LocalObjectStoreOptions.readHandles}). */
+export interface LocalObjectStoreHandle extends ObjectStore {
+  /** Read handles open now (kept between reads, or mid-read); 0 without `readHandles`. */
+  readonly openReadHandles: number;
 }
 
 /** The local ETag of a file: inode, mtime (ns) and size, in hex. */
@@ -76,16 +90,29 @@ interface WalkItem {
   readonly path: string;
 }
 
-class LocalObjectStore implements ObjectStore {
+class LocalObjectStore implements LocalObjectStoreHandle {
   private readonly root: string;
   private readonly mutex = new KeyedMutex();
   private readonly staleMs: number;
   private readonly timeoutMs: number;
+  private readonly handles: ReadHandleCache | undefined;
+  private readonly immutable: (key: string) => boolean;
 
   constructor(options: LocalObjectStoreOptions) {
     this.root = resolve(options.root);
     this.staleMs = options.casLockStaleMs ?? 10_000;
     this.timeoutMs = options.casLockTimeoutMs ?? 15_000;
+    const rh = options.readHandles;
+    this.handles =
+      rh !== undefined && rh.maxOpen > 0
+        ? createReadHandleCache({ maxOpen: rh.maxOpen, openFile: openForRead })
+        : undefined;
+    this.immutable = rh?.immutable ?? (() => false);
+  }
+
+  /** Read handles open now (kept between reads, or mid-read); 0 without `readHandles`. */
+  get openReadHandles(): number {
+    return this.handles?.openCount ?? 0;
   }
 
   private pathOf(key: string): string {
@@ -130,6 +157,7 @@ class LocalObjectStore implements ObjectStore {
 
   async put(key: string, bytes: Uint8Array, opts?: PutOptions): Promise<void> {
     const path = this.pathOf(key);
+    this.handles?.forget(key); // a kept handle would keep reading the replaced inode
     opts?.signal?.throwIfAborted();
     const tmp = await this.writeTmp(path, bytes);
     let published = false;
@@ -150,6 +178,7 @@ class LocalObjectStore implements ObjectStore {
     opts?: PutOptions,
   ): Promise<ConditionalPutResult> {
     const path = this.pathOf(key);
+    this.handles?.forget(key); // a kept handle would keep reading the replaced inode
     opts?.signal?.throwIfAborted();
     const tmp = await this.writeTmp(path, bytes);
     try {
@@ -266,29 +295,18 @@ class LocalObjectStore implements ObjectStore {
     const path = this.pathOf(key);
     const signal = opts?.signal;
     signal?.throwIfAborted();
-    let handle;
+    const read = (file: OpenFile): Promise<Uint8Array> => readRange(file, key, start, endExclusive, signal);
     try {
-      handle = await open(path, 'r');
+      if (this.handles !== undefined && this.immutable(key)) return await this.handles.use(key, path, read);
+      const file = await openForRead(path);
+      try {
+        return await read(file);
+      } finally {
+        await file.handle.close();
+      }
     } catch (e) {
       if (MISSING.has(errCode(e) ?? '')) throw new ObjectNotFoundError(key);
       throw e;
-    }
-    try {
-      const st = await handle.stat();
-      if (!st.isFile()) throw new ObjectNotFoundError(key);
-      assertRange(start, endExclusive, st.size);
-      const out = new Uint8Array(endExclusive - start);
-      let off = 0;
-      while (off < out.length) {
-        signal?.throwIfAborted();
-        const { bytesRead } = await handle.read(out, off, out.length - off, start + off);
-        if (bytesRead === 0) throw new Error(`short read on ${key}`);
-        off += bytesRead;
-      }
-      signal?.throwIfAborted();
-      return out;
-    } finally {
-      await handle.close();
     }
   }
 
@@ -308,6 +326,7 @@ class LocalObjectStore implements ObjectStore {
 
   async delete(key: string, opts?: CallOptions): Promise<void> {
     const path = this.pathOf(key);
+    this.handles?.forget(key); // a kept handle would keep reading the replaced inode
     opts?.signal?.throwIfAborted();
     try {
       await unlink(path);
@@ -423,6 +442,40 @@ class LocalObjectStore implements ObjectStore {
   }
 }
 
+/** Opens `path` for reading with its size; a directory reads as missing (`EISDIR`). */
+async function openForRead(path: string): Promise<OpenFile> {
+  const handle = await open(path, 'r');
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    return { handle, size: st.size };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+/** Bytes `[start, endExclusive)` of an open file, by positioned reads. */
+async function readRange(
+  file: OpenFile,
+  key: string,
+  start: number,
+  endExclusive: number,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
+  assertRange(start, endExclusive, file.size);
+  const out = new Uint8Array(endExclusive - start);
+  let off = 0;
+  while (off < out.length) {
+    signal?.throwIfAborted();
+    const { bytesRead } = await file.handle.read(out, off, out.length - off, start + off);
+    if (bytesRead === 0) throw new Error(`short read on ${key}`);
+    off += bytesRead;
+  }
+  signal?.throwIfAborted();
+  return out;
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   const h = await open(dir, 'r');
   try {
@@ -439,6 +492,6 @@ async function fsyncDir(dir: string): Promise<void> {
  * const store = createLocalObjectStore({ root: './data' });
  * await store.put('data/x.parquet', bytes);
  */
-export function createLocalObjectStore(options: LocalObjectStoreOptions): ObjectStore {
+export function createLocalObjectStore(options: LocalObjectStoreOptions): LocalObjectStoreHandle {
   return new LocalObjectStore(options);
 }

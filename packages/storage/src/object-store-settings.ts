@@ -4,6 +4,7 @@
  * factory that builds the store they describe, its calls bounded by `createResilientObjectStore`. Shared by the
  * receiver's sink worker, the query workers and the compactor.
  */
+import { isUuidV7FileName, parseDataKey } from './keys.js';
 import { createLocalObjectStore } from './local-object-store.js';
 import { createResilientObjectStore } from './resilient-object-store.js';
 import type { ResiliencePolicy, ResilientObjectStore, StorageRetryEvent } from './resilient-object-store.js';
@@ -45,6 +46,8 @@ export type StorageSettings =
 export interface ObjectStoreHooks {
   /** Hears of every retry (the query worker uses it to tell storage trouble at a deadline). */
   readonly onRetry?: (event: StorageRetryEvent) => void;
+  /** Local backend: keep read handles of data files open across range reads, at most this many (see `max_open_files`). */
+  readonly maxOpenDataFiles?: number;
 }
 
 /**
@@ -72,7 +75,16 @@ export function createObjectStore(settings: StorageSettings, hooks?: ObjectStore
     ...(hooks?.onRetry !== undefined ? { onRetry: hooks.onRetry } : {}),
   };
   if (settings.backend === 'local')
-    return createResilientObjectStore(createLocalObjectStore({ root: settings.root }), policy);
+    return createResilientObjectStore(
+      createLocalObjectStore({
+        root: settings.root,
+        ...(hooks?.maxOpenDataFiles !== undefined
+          ? // Data files have UUIDv7 names and are never rewritten in place (docs/design/storage-format.md).
+            { readHandles: { maxOpen: hooks.maxOpenDataFiles, immutable: isImmutableDataKey } }
+          : {}),
+      }),
+      policy,
+    );
   const s3 = createS3ObjectStore({
     bucket: settings.bucket,
     ...(settings.endpoint !== null ? { endpoint: settings.endpoint } : {}),
@@ -85,6 +97,12 @@ export function createObjectStore(settings: StorageSettings, hooks?: ObjectStore
     requestTimeoutMs: settings.requestTimeoutMs,
   });
   return createResilientObjectStore(s3, policy);
+}
+
+/** A data file key with a UUIDv7 name: written once, never rewritten in place. */
+function isImmutableDataKey(key: string): boolean {
+  const parts = parseDataKey(key);
+  return parts !== null && isUuidV7FileName(parts.file);
 }
 
 /** The `storage` section of the configuration, structurally (so this package needs no config import). */

@@ -111,6 +111,11 @@ export function estimateDecodedBytes(leaves: readonly LeafChunkInfo[], numRows: 
 export interface OpenParquetOptions {
   /** Bytes requested from the end of the file for the footer (a second request follows if it is larger). */
   readonly footerFetchBytes?: number;
+  /**
+   * The file's footer, parsed by an earlier open of the same immutable file (a worker's footer cache): nothing is
+   * fetched to open, so `bytesRead` counts only row-group bytes.
+   */
+  readonly metadata?: FileMetaData;
 }
 
 /** Nanosecond timestamps stay raw int64 `bigint`s (hyparquet would make lossy Dates). */
@@ -161,10 +166,12 @@ export async function openParquetFile(
     byteLength: counted.byteLength,
     slice: async (start: number, end?: number) => toArrayBuffer(await counted.read(start, end ?? counted.byteLength)),
   };
-  const metadata = await parquetMetadataAsync(file, {
-    parsers: PARSERS,
-    initialFetchSize: options?.footerFetchBytes ?? 16 * 1024,
-  });
+  const metadata =
+    options?.metadata ??
+    (await parquetMetadataAsync(file, {
+      parsers: PARSERS,
+      initialFetchSize: options?.footerFetchBytes ?? 16 * 1024,
+    }));
   const columnNames = metadata.schema.slice(1).reduce<{ names: string[]; skip: number }>(
     (acc, el) => {
       // Top-level columns are the root's direct children: walk the flattened tree skipping descendants.

@@ -9,7 +9,7 @@
 import type { CeilingCrossed, CeilingEnforcement, QueryReservation, ResultBudget } from '@sluice/limits';
 import type { AggregateStage, CountStage, FieldName, LogQuery, Query, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
-import type { ObjectStore } from '@sluice/storage';
+import type { FooterCache, ObjectStore } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
 import { Aggregator, aggregationColumns, type Group } from './aggregate.js';
 import { AttrReader } from './attr-value.js';
@@ -77,6 +77,12 @@ export interface ExecuteOptions {
   readonly hooks?: ExecuteHooks;
   /** Runs before each decode with the query's held bytes (see {@link HeapReclaimer}). */
   readonly reclaim?: HeapReclaimer;
+  /**
+   * The query worker's footer cache (docs/design/query-governance.md, "Footer cache"): data-file footers found
+   * there are not read again, and footers read are offered to it. `stats.bytes_read` counts bytes actually read
+   * from storage, so a cached footer adds nothing to it.
+   */
+  readonly footers?: FooterCache;
   /**
    * Stream a log query's result as NDJSON (docs/design/query-governance.md, "Streamed results"): each record
    * (or aggregation group) is one line sent through `sink` as the scan finds it, in batches; the outcome's `body`
@@ -195,7 +201,7 @@ async function runLogQuery(
     checkAborted(signal);
     let opened: OpenedFile;
     try {
-      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal);
+      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal, options.footers);
     } catch (e) {
       if (corrupt.absorb(e)) continue; // skip: the file is left out
       throw e;

@@ -10,7 +10,7 @@
  * {@link StorageCorruptError} `parquet_unreadable` naming the file. A store failure is never evidence that the
  * file is damaged.
  */
-import type { ByteRangeSource, ObjectStore, ParquetFileHandle } from '@sluice/storage';
+import type { ByteRangeSource, FooterCache, ObjectStore, ParquetFileHandle } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError, ensureZstd, openParquetFile } from '@sluice/storage';
 import { QueryAbort } from './failures.js';
 import type { Columns } from './predicate-eval.js';
@@ -68,9 +68,15 @@ function classified(e: unknown, key: string): unknown {
   return new StorageCorruptError(key, 'parquet_unreadable', { cause: e });
 }
 
+/** The bytes a parsed footer of `metadataLength` footer bytes is taken to retain (query and footer cache alike). */
+export function footerRetainedBytes(metadataLength: number): number {
+  return (metadataLength + 8) * FOOTER_RETAIN_FACTOR;
+}
+
 /**
  * Opens a data or audit file's footer under a reservation. A file without every column of `required` is not one
- * of ours (`parquet_unreadable`).
+ * of ours (`parquet_unreadable`). With `footers`, a cached footer opens the file without a storage read (the query
+ * still reserves the footer's bytes for as long as it holds it), and a footer read here is offered to the cache.
  * @throws {@link StorageCorruptError} `parquet_unreadable`; a store call's failure as thrown; {@link QueryAbort}
  */
 export async function openReserved(
@@ -80,9 +86,25 @@ export async function openReserved(
   tracker: MemoryTracker,
   required: readonly string[],
   signal?: AbortSignal,
+  footers?: FooterCache,
 ): Promise<OpenedFile> {
   if (size < MIN_PARQUET_BYTES) throw new StorageCorruptError(key, 'parquet_unreadable');
   await ensureZstd(); // outside the classified region: a decoder that fails to load is no fault of the file
+  const cached = footers?.lookup(key, size);
+  if (cached !== undefined) {
+    const reserved = tracker.grow(footerRetainedBytes(cached.metadata_length));
+    try {
+      // Cached only after the checks below passed, so the file is known to be one of ours.
+      return {
+        key,
+        handle: await openParquetFile(fileSource(store, key, size, signal), { metadata: cached }),
+        reserved,
+      };
+    } catch (e) {
+      tracker.shrink(reserved);
+      throw classified(e, key);
+    }
+  }
   let reserved = tracker.grow(FOOTER_FETCH_RESERVE);
   let handle: ParquetFileHandle;
   try {
@@ -99,6 +121,7 @@ export async function openReserved(
     tracker.shrink(reserved);
     throw e;
   }
+  footers?.offer(key, size, handle.metadata, footerRetainedBytes(handle.metadata.metadata_length));
   return { key, handle, reserved };
 }
 

@@ -65,6 +65,31 @@ describe('heap reclaimer policy', () => {
   });
 });
 
+describe('the idle point after a query', () => {
+  test('no full collection after a query while the heap is within floor + cache + slack; one above it', () => {
+    const h = fakeHeap(12 * MiB); // the floor: what survived the worker's first collection
+    const r = createHeapReclaimer({ collect: h.collect, usedHeapBytes: h.usedHeapBytes, slackBytes: 64 * MiB });
+    h.used = 12 * MiB + 4 * MiB + 64 * MiB; // a small query's garbage, 4 MiB of cached footers
+    assert.equal(r.idle(4 * MiB), false, 'left for V8: the next query is not slowed by a forced collection');
+    assert.equal(r.collections, 0);
+    h.used += 1;
+    h.liveAfterGc = 16 * MiB;
+    assert.equal(r.idle(4 * MiB), true, 'a big query left more than the slack: collected');
+    assert.equal(r.collections, 1);
+    assert.equal(h.used, 16 * MiB);
+  });
+  test('the idle threshold does not ratchet up with a large live set seen during a query', () => {
+    const h = fakeHeap(12 * MiB);
+    const r = createHeapReclaimer({ collect: h.collect, usedHeapBytes: h.usedHeapBytes, slackBytes: 8 * MiB });
+    h.liveAfterGc = 200 * MiB; // mid-query: a big live set the pool does not count
+    h.used = 300 * MiB;
+    r.reclaim(0);
+    h.liveAfterGc = 12 * MiB; // the query ended; its live set is garbage now
+    h.used = 100 * MiB;
+    assert.equal(r.idle(0), true, 'measured against the floor, not the mid-query baseline');
+  });
+});
+
 describe('heap reclaimer on the real V8 heap', () => {
   test('garbage left by a decoded batch is collected before the next decode', () => {
     setFlagsFromString('--expose-gc');

@@ -26,6 +26,14 @@ export interface HeapReclaimerState {
   readonly collections: number;
   /** Re-measures the live baseline after a collection made elsewhere (the worker's idle GC), with `heldBytes` still on the pool. */
   rebase(heldBytes: number): void;
+  /**
+   * The idle point after a query: collects only when the used heap exceeds the worker's own floor (what survived
+   * its first collection) plus `heldBytes` (what the worker still holds on the pool between queries, its footer
+   * cache) plus the slack. Under that threshold the garbage is left for V8: a forced full collection after every
+   * query made the next query slower (docs/design/query-governance.md, "Idle collection"). Returns whether it
+   * collected; a collection re-measures the baseline.
+   */
+  idle(heldBytes: number): boolean;
 }
 
 /**
@@ -34,7 +42,8 @@ export interface HeapReclaimerState {
  * heap whose live set is simply larger than the estimate from being collected before every row group.
  */
 export function createHeapReclaimer(options: HeapReclaimerOptions): HeapReclaimerState {
-  let unaccounted = Math.max(0, options.usedHeapBytes());
+  const floor = Math.max(0, options.usedHeapBytes());
+  let unaccounted = floor;
   let collections = 0;
   const rebase = (heldBytes: number): void => {
     unaccounted = Math.max(0, options.usedHeapBytes() - heldBytes);
@@ -50,5 +59,12 @@ export function createHeapReclaimer(options: HeapReclaimerOptions): HeapReclaime
       return collections;
     },
     rebase,
+    idle(heldBytes) {
+      if (options.usedHeapBytes() <= floor + heldBytes + options.slackBytes) return false;
+      options.collect();
+      collections++;
+      rebase(heldBytes);
+      return true;
+    },
   };
 }

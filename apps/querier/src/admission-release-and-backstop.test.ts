@@ -41,6 +41,8 @@ import { createQueryApp } from './query-app.js';
 import { createQueryService, type QueryObserver } from './query-service.js';
 import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from './worker-pool.js';
 import type { QueryWorkerData } from './worker-protocol.js';
+import { footerCacheBytesPerWorker } from './worker-footer-cache.js';
+import { nonCacheHeldBytes } from './worker-footer-cache.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
 const T0 = 1_780_272_000_000_000_000n;
@@ -205,6 +207,8 @@ function harness(o: HarnessOptions = {}): Harness {
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
+        footerCacheBytes: footerCacheBytesPerWorker(32 << 20, o.poolBytes ?? 64 << 20, maxConcurrent),
+        maxOpenFiles: 256,
         onCorruptObject: 'fail',
         maxQueryBytes: o.maxQueryBytes ?? o.poolBytes ?? 64 << 20,
         limits: {
@@ -479,7 +483,10 @@ describe('RFC0058.7: the permit and the reservation are held until the response 
         assert.match(head, /^HTTP\/1\.1 200/);
         const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? NaN);
         assert.ok(length > 20_000_000, `the body (${length} bytes) exceeds every socket buffer on the way`);
-        assert.ok(h.pool.reserved() >= length, `the pool (${h.pool.reserved()}) includes the body's ${length} bytes`);
+        assert.ok(
+          nonCacheHeldBytes(h.pool) >= length,
+          `the pool (${nonCacheHeldBytes(h.pool)}) includes the body's ${length} bytes`,
+        );
         assert.equal(h.gate.inFlight(), 1, 'the permit is still held');
 
         const second = tracked(
@@ -492,7 +499,7 @@ describe('RFC0058.7: the permit and the reservation are held until the response 
         await until(() => h.gate.queueDepth() === 1, 'the second query waits for the permit');
         await settle();
         assert.equal(second.done, false);
-        assert.ok(h.pool.reserved() >= length);
+        assert.ok(nonCacheHeldBytes(h.pool) >= length);
 
         let received = head.length;
         const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
@@ -503,7 +510,7 @@ describe('RFC0058.7: the permit and the reservation are held until the response 
         const res = await second.promise;
         assert.equal(res.status, 200, 'the second query runs once the first body has been sent');
         assert.equal(((await res.json()) as { rows: number }).rows, 500);
-        await until(() => h.pool.reserved() === 0 && h.gate.inFlight() === 0, 'pool and permits released');
+        await until(() => nonCacheHeldBytes(h.pool) === 0 && h.gate.inFlight() === 0, 'pool and permits released');
         socket.destroy();
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -650,7 +657,7 @@ describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
               });
           });
           if (held.status === 'admitted') held.permit.release();
-          assert.equal(h.pool.reserved(), 0);
+          assert.equal(nonCacheHeldBytes(h.pool), 0);
         }
         const final = await durationCounts();
         assert.deepEqual(
@@ -730,12 +737,12 @@ describe('worker backstop (defence in depth behind the pool)', () => {
           (releasedByThread[0] ?? 0) >= DYING_EXTRA_BYTES,
           `releaseThread gave back what the dead thread held (${releasedByThread[0]} bytes)`,
         );
-        assert.equal(h.pool.reserved(), 0, 'the pool reads 0 after the death');
+        assert.equal(nonCacheHeldBytes(h.pool), 0, 'the pool reads 0 after the death');
         assert.equal(h.gate.inFlight(), 0, 'the permit was released');
         const next = await query(h, 'acme', SMALL);
         assert.equal(next.status, 200, 'the next query succeeds on the replacement worker');
         assert.deepEqual(next.json, before.json);
-        await until(() => h.pool.reserved() === 0, 'pool 0');
+        await until(() => nonCacheHeldBytes(h.pool) === 0, 'pool 0');
       } finally {
         await h.close();
       }
@@ -764,12 +771,12 @@ describe('worker backstop (defence in depth behind the pool)', () => {
           deaths.map((d) => d.reason),
           ['out_of_memory'],
         );
-        assert.equal(h.pool.reserved(), 0, "the dead thread's reservations went back to the pool");
+        assert.equal(nonCacheHeldBytes(h.pool), 0, "the dead thread's reservations went back to the pool");
         assert.equal(h.gate.inFlight(), 0, 'the permit was released');
         const next = await query(h, 'acme', SMALL);
         assert.equal(next.status, 200, 'the replacement worker serves the next query');
         assert.deepEqual(next.json, before.json);
-        await until(() => h.pool.reserved() === 0, 'pool 0');
+        await until(() => nonCacheHeldBytes(h.pool) === 0, 'pool 0');
         await h.close();
         assert.deepEqual(
           deaths.map((d) => d.reason),

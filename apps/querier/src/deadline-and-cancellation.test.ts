@@ -37,6 +37,7 @@ import {
   type Harness,
   type HarnessOptions,
 } from './testing/query-harness.js';
+import { nonCacheHeldBytes } from './worker-footer-cache.js';
 
 let fixture: { readonly dir: string; remove(): Promise<void> };
 before(async () => {
@@ -249,7 +250,7 @@ describe('an answer that races its client disconnect', () => {
       await within(5000, () => workers.calls[0]?.stopped === true, 'the server saw the close');
       workers.calls[0]?.finish();
       await within(5000, () => h.gate.inFlight() === 0, 'the permit released');
-      assert.equal(h.pool.reserved(), 0);
+      assert.equal(nonCacheHeldBytes(h.pool), 0);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
@@ -290,12 +291,16 @@ describe('the backstop: a worker that does not yield is terminated and replaced'
         assert.ok(ms <= 1000, `answered ${Math.round(ms)} ms after the deadline`);
       }
       assert.equal(h.gate.inFlight(), 0, 'every permit is free');
-      assert.equal(h.pool.reserved(), 0, 'what the spinning threads held went back with them');
+      assert.equal(nonCacheHeldBytes(h.pool), 0, 'what the spinning threads held went back with them');
       const served = await query(h, 'acme', { query: COUNT });
       assert.equal(served.status, 200, JSON.stringify(served.json));
       assert.equal(served.json.aggregate?.rows?.[0]?.count ?? served.json.rows, served.json.rows);
       assert.deepEqual(h.deaths, ['stopped', 'stopped', 'stopped', 'stopped']);
-      await within(5000, () => h.pool.reserved() === 0 && h.gate.inFlight() === 0, 'all released after serving');
+      await within(
+        5000,
+        () => nonCacheHeldBytes(h.pool) === 0 && h.gate.inFlight() === 0,
+        'all released after serving',
+      );
     } finally {
       await h.close();
     }
@@ -307,7 +312,7 @@ describe('the backstop: a worker that does not yield is terminated and replaced'
       const answer = await query(h, 'spin', { query: COUNT });
       assert.equal(answer.status, 422);
       assert.equal(answer.json.error.kind, 'query_time_limit');
-      assert.equal(h.pool.reserved(), 0);
+      assert.equal(nonCacheHeldBytes(h.pool), 0);
       assert.equal((await query(h, 'acme', { query: COUNT })).status, 200, 'the replacement worker serves');
     } finally {
       await h.close();
@@ -382,7 +387,7 @@ describe('cancellation that stops work', () => {
       const client = openQuery(http.port, 'gated');
       await within(5000, () => h.gate.inFlight() === 1 && h.pool.consumers().length === 1, 'the query executing');
       client.destroy();
-      const ms = await within(2000, () => h.gate.inFlight() === 0 && h.pool.reserved() === 0, 'released');
+      const ms = await within(2000, () => h.gate.inFlight() === 0 && nonCacheHeldBytes(h.pool) === 0, 'released');
       assert.ok(ms <= 100, `permit and pool released ${ms.toFixed(1)} ms after the close`);
       assert.equal(h.pool.consumers().length, 0);
       const next = await query(h, 'acme', { query: COUNT });
@@ -399,9 +404,9 @@ describe('cancellation that stops work', () => {
     const http = await listen(h);
     try {
       const client = openQuery(http.port, 'spin');
-      await within(5000, () => h.pool.reserved() > 0, 'the query holding its bytes');
+      await within(5000, () => nonCacheHeldBytes(h.pool) > 0, 'the query holding its bytes');
       client.destroy();
-      const ms = await within(2000, () => h.gate.inFlight() === 0 && h.pool.reserved() === 0, 'released');
+      const ms = await within(2000, () => h.gate.inFlight() === 0 && nonCacheHeldBytes(h.pool) === 0, 'released');
       assert.ok(ms <= 1000, `released ${ms.toFixed(1)} ms after the close`);
       assert.deepEqual(h.deaths, ['stopped']);
       assert.equal((await query(h, 'acme', { query: COUNT })).status, 200);
@@ -479,9 +484,9 @@ describe('MCP: timeout_ms and cancellation', () => {
         signal: abort.signal,
       });
       call.catch(() => {});
-      await within(5000, () => h.pool.reserved() > 0, 'the query holding its bytes');
+      await within(5000, () => nonCacheHeldBytes(h.pool) > 0, 'the query holding its bytes');
       abort.abort();
-      await within(2000, () => h.gate.inFlight() === 0 && h.pool.reserved() === 0, 'released');
+      await within(2000, () => h.gate.inFlight() === 0 && nonCacheHeldBytes(h.pool) === 0, 'released');
       assert.deepEqual(h.deaths, ['stopped']);
     } finally {
       await client.close();

@@ -8,3 +8,4 @@ export type { Querier, QuerierDeps } from './start-querier.js';
 export type { QueryObserver, QueryMetricKind } from './query-service.js';
 export type { QueryError, QueryErrorKind } from './query-error.js';
 export { httpStatusFor, mcpErrorCodeFor } from './query-error.js';
+export { FOOTER_CACHE_CONSUMER_PREFIX, footerCacheHeldBytes, nonCacheHeldBytes } from './worker-footer-cache.js';

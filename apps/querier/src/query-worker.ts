@@ -7,13 +7,14 @@
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { executeQuery, listTemplates, type ExecuteOutcome, type LineSink, type QueryFailure } from '@sluice/engine';
 import { attachMemoryPool, describeLimitError, limitErrorDetails, type CeilingCrossed } from '@sluice/limits';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
 import { storageCorruptError, storageUnavailableError } from './storage-failure-text.js';
 import { createStorageWatch } from './storage-watch.js';
+import { createWorkerFooterCache, relievingReservation } from './worker-footer-cache.js';
 import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
 import { workerSeams } from './worker-seams.js';
 
@@ -26,7 +27,14 @@ const settings = workerData as QueryWorkerData;
 const pool = attachMemoryPool(settings.pool);
 const watch = createStorageWatch();
 // The watch is outermost: a call held by a test seam counts as pending, as a hung call does in production.
-const store = watch.wrap(workerSeams.wrapStore(workerSeams.createStore(settings.storage, { onRetry: watch.onRetry })));
+const store = watch.wrap(
+  workerSeams.wrapStore(
+    workerSeams.createStore(settings.storage, { onRetry: watch.onRetry, maxOpenDataFiles: settings.maxOpenFiles }),
+  ),
+);
+// Files are immutable, so parsed footers stay valid across queries (docs/design/query-governance.md, "Footer cache").
+const footers = createWorkerFooterCache({ pool, capacityBytes: settings.footerCacheBytes, threadId });
+const idleHeldBytes = (): number => footers.cache.heldBytes;
 const running = new Map<string, AbortController>();
 /** Per streamed query: its batches sent and not yet taken by the main thread, by sequence number. */
 const untaken = new Map<string, Map<number, { resolve(): void; reject(e: Error): void }>>();
@@ -93,10 +101,11 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   watch.reset();
   // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself; in observe
   // mode its ceiling is only what the pool leaves this lane, and the configured one is compared with the peak after.
-  const reservation = pool.createQuery(message.id, {
-    maxBytes: settings.maxQueryBytes,
-    leaveFreeBytes: message.leaveFreeBytes,
-  });
+  // Before a pool refusal stands, this worker's cached footers are given back and the grow is tried once more.
+  const reservation = relievingReservation(
+    pool.createQuery(message.id, { maxBytes: settings.maxQueryBytes, leaveFreeBytes: message.leaveFreeBytes }),
+    footers.relieve,
+  );
   let outcome: ExecuteOutcome;
   try {
     outcome =
@@ -122,6 +131,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             signal: controller.signal,
             onCorruptObject: settings.onCorruptObject,
             reclaim: reclaimer.reclaim,
+            footers: footers.cache,
             ...(message.stream === true
               ? {
                   stream: {
@@ -195,17 +205,27 @@ port.on('message', (message: ToQueryWorker) => {
 });
 
 /**
- * A full collection after each query, once its result has been posted: V8 otherwise keeps a worker's heap at the
+ * The idle point after each query, once its result has been posted. V8 otherwise keeps a worker's heap at the
  * high-water mark of its largest query, and N idle workers holding N high-water marks is memory the pool never
- * sees (measured under a 1.5 GiB cgroup: RSS climbed past the limit with the pool well inside it).
+ * sees (measured under a 1.5 GiB cgroup: RSS climbed past the limit with the pool well inside it). A full
+ * collection after every query made the next one slower, though, so it runs only above the reclaimer's idle
+ * threshold (docs/design/query-governance.md, "Idle collection").
  */
 function collectGarbage(): void {
   if (running.size !== 0) return;
-  gc?.();
-  reclaimer.rebase(0);
+  let collected = reclaimer.idle(idleHeldBytes());
   // What a collection cannot give back (wasm linear memory never shrinks, fragmented heap pages) goes back by
-  // replacing the worker; the main thread decides, so a job already dispatched here is never lost.
-  const heap = getHeapStatistics();
-  if (heap.total_heap_size + heap.external_memory > settings.recycleBytes) post({ type: 'recycle' });
+  // replacing the worker; the main thread decides, so a job already dispatched here is never lost. The figure
+  // counts only after a collection: uncollected garbage is no reason to replace a worker.
+  const over = (): boolean => {
+    const heap = getHeapStatistics();
+    return heap.total_heap_size + heap.external_memory > settings.recycleBytes;
+  };
+  if (over() && !collected) {
+    gc?.();
+    reclaimer.rebase(idleHeldBytes());
+    collected = true;
+  }
+  if (collected && over()) post({ type: 'recycle' });
 }
 post({ type: 'ready' });

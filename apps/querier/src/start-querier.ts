@@ -27,6 +27,7 @@ import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
 import { createWorkerPool, type WorkerPool } from './worker-pool.js';
 import type { QueryWorkerData } from './worker-protocol.js';
+import { footerCacheBytesPerWorker } from './worker-footer-cache.js';
 
 /** What the querier needs from its composition root. */
 export interface QuerierDeps {
@@ -110,7 +111,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
 
   const pool = createMemoryPool({
     sizeBytes: sizing.value.sizeBytes,
-    maxQueries: Math.max(64, limits.maxConcurrentQueries * 2),
+    // Per worker: its running query, a finished query's body still being sent, and its footer cache.
+    maxQueries: Math.max(64, limits.maxConcurrentQueries * 3),
   });
   // The light lane's permits come out of max_concurrent_queries (one worker per permit either way, so the
   // workers' memory envelope is the same with or without the lane); the general lane keeps at least one.
@@ -177,6 +179,12 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     maxQueryBytes: observe ? sizing.value.sizeBytes - lightSizing.leaveFreeBytes : generalCeiling,
     ...(observe ? { observedQueryBytes: generalCeiling } : {}),
     heapSlackBytes: WORKER_HEAP_SLACK_BYTES,
+    footerCacheBytes: footerCacheBytesPerWorker(
+      limits.footerCacheBytes,
+      sizing.value.sizeBytes,
+      limits.maxConcurrentQueries,
+    ),
+    maxOpenFiles: limits.maxOpenFiles,
     onCorruptObject: config.querier.onCorruptObject,
     limits: {
       defaultRows: limits.defaultRows,

@@ -35,6 +35,10 @@ export interface QueryWorkerData {
   readonly streamBatchBytes?: number;
   /** Uncollected garbage a worker's heap may carry beyond what the pool holds for its query before it forces a full GC. */
   readonly heapSlackBytes: number;
+  /** This worker's footer cache capacity: `footer_cache_bytes` capped at pool / (8 x max_concurrent_queries); 0 = off. */
+  readonly footerCacheBytes: number;
+  /** `querier.limits.max_open_files`: data files this worker keeps open (local backend); 0 = none. */
+  readonly maxOpenFiles: number;
   /** `querier.on_corrupt_object`. */
   readonly onCorruptObject: CorruptObjectPolicy;
   readonly limits: {

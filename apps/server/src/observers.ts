@@ -247,7 +247,14 @@ export function createQueryObserver(meter: Meter): QueryObserver {
  */
 export function samplePoolGauges(
   meter: Meter,
-  read: () => { reserved: number; lent: number; limit: number; queueDepth: number; inFlight: number },
+  read: () => {
+    reserved: number;
+    lent: number;
+    footerCache: number;
+    limit: number;
+    queueDepth: number;
+    inFlight: number;
+  },
   intervalMs = 1000,
 ): { sample(): void; stop(): void } {
   const m = createQueryMetrics(meter);
@@ -255,6 +262,7 @@ export function samplePoolGauges(
     const v = read();
     m.poolReserved.record(v.reserved);
     m.poolLent.record(v.lent);
+    m.poolFooterCache.record(v.footerCache);
     m.poolLimit.record(v.limit);
     m.queueDepth.record(v.queueDepth);
     m.inFlight.record(v.inFlight);

@@ -11,7 +11,7 @@ import { readOpenFileLimit, type AccessGate, type ConnectionCap } from '@sluice/
 import { createMemorySource, type MemorySource } from '@sluice/limits';
 import { planProcessMemory } from './memory-setup.js';
 import { createListenerCaps, planListenerCaps } from './access-setup.js';
-import { startQuerier, type Querier } from '@sluice/querier';
+import { footerCacheHeldBytes, startQuerier, type Querier } from '@sluice/querier';
 import { createPoolLender, lentBytes, type PoolLender } from './pool-lender.js';
 import { startReceiver, type Receiver } from '@sluice/receiver';
 import { createLogger, createTelemetry, type Logger } from '@sluice/telemetry';
@@ -148,6 +148,7 @@ export async function startServer(
     gauges = samplePoolGauges(telemetry.meter, () => ({
       reserved: q.pool.reserved(),
       lent: lentBytes(q.pool),
+      footerCache: footerCacheHeldBytes(q.pool),
       limit: q.pool.size,
       queueDepth: q.queueDepth(),
       inFlight: q.inFlight(),

@@ -49,6 +49,8 @@ const CONTRACT_KEYS = [
   'querier.limits.default_rows',
   'querier.limits.max_rows',
   'querier.limits.max_result_bytes',
+  'querier.limits.footer_cache_bytes',
+  'querier.limits.max_open_files',
   'compaction.enabled',
   'compaction.interval_secs',
   'compaction.grace_secs',

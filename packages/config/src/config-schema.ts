@@ -361,6 +361,16 @@ const querierSchema = section({
       default_rows: integerKey('Rows returned when a query sets no limit; must be <= max_rows.', 1000),
       max_rows: integerKey('Largest row limit a query may ask for.', 10000),
       max_result_bytes: integerKey('Largest serialized result body, in bytes.', 67108864),
+      footer_cache_bytes: integerKey(
+        'Parsed Parquet footers each query worker keeps across queries, in bytes, reserved on the query pool (consumer footer-cache-<thread>). Capped per worker at the pool / (8 x max_concurrent_queries); cleared before a query would be refused for memory. 0 = off.',
+        33554432,
+        { min: 0 },
+      ),
+      max_open_files: integerKey(
+        'Local data files each query worker keeps open between range reads (local backend; data files are immutable). 0 = open and close the file on every read.',
+        256,
+        { min: 0 },
+      ),
       enforcement: leaf<CeilingEnforcement>(
         {
           description:

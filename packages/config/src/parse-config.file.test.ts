@@ -97,6 +97,8 @@ describe('parseConfig file mode', () => {
         defaultRows: 1000,
         maxRows: 10000,
         maxResultBytes: 67108864,
+        footerCacheBytes: 33554432,
+        maxOpenFiles: 256,
         enforcement: 'enforce',
       },
     });

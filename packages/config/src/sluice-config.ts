@@ -164,6 +164,10 @@ export interface QueryLimitsConfig {
   readonly defaultRows: number;
   readonly maxRows: number;
   readonly maxResultBytes: number;
+  /** `footer_cache_bytes`: parsed footers per query worker (capped at pool / (8 x max_concurrent_queries)); 0 = off. */
+  readonly footerCacheBytes: number;
+  /** `max_open_files`: local data files each query worker keeps open; 0 = none kept. */
+  readonly maxOpenFiles: number;
   /**
    * `enforcement`: `observe` serves a query past `max_result_bytes`, `max_rows` or `max_query_memory_bytes` (a warning
    * and a count instead of a refusal); the pool, the files, the time and the admission limits are enforced either way.

@@ -95,6 +95,8 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         defaultRows: querier.limits.default_rows,
         maxRows: querier.limits.max_rows,
         maxResultBytes: querier.limits.max_result_bytes,
+        footerCacheBytes: querier.limits.footer_cache_bytes,
+        maxOpenFiles: querier.limits.max_open_files,
         enforcement: querier.limits.enforcement,
       },
     },

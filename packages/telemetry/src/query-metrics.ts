@@ -13,6 +13,7 @@ import {
   METRIC_SLUICE_QUERY_DURATION,
   METRIC_SLUICE_QUERY_IN_FLIGHT,
   METRIC_SLUICE_QUERY_POOL_LENT,
+  METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE,
   METRIC_SLUICE_QUERY_POOL_LIMIT,
   METRIC_SLUICE_QUERY_POOL_RESERVED,
   METRIC_SLUICE_QUERY_QUEUE_DEPTH,
@@ -35,6 +36,8 @@ export interface QueryMetrics {
   readonly poolReserved: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_RESERVED>;
   /** `sluice.query.pool.lent` gauge, `By`: the part of the reserved bytes lent to compaction. */
   readonly poolLent: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LENT>;
+  /** `sluice.query.pool.footer_cache` gauge, `By`: the part of the reserved bytes the query workers' footer caches hold. */
+  readonly poolFooterCache: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE>;
   /** `sluice.query.pool.limit` gauge, `By`. */
   readonly poolLimit: InstrumentFor<typeof METRIC_SLUICE_QUERY_POOL_LIMIT>;
   /** `sluice.query.queue.depth` gauge, `{query}` waiting for a permit. */
@@ -68,6 +71,7 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
     rowGroups,
     poolReserved: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_RESERVED),
     poolLent: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LENT),
+    poolFooterCache: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE),
     poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
     queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
     inFlight: createInstrument(meter, METRIC_SLUICE_QUERY_IN_FLIGHT),

@@ -348,6 +348,11 @@ export const METRIC_SLUICE_QUERY_POOL_LENT = 'sluice.query.pool.lent';
 /** Attributes a {@link METRIC_SLUICE_QUERY_POOL_LENT} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryPoolLentAttributes = Readonly<Record<string, never>>;
 
+/** `sluice.query.pool.footer_cache` (gauge, `By`): Bytes of the query memory pool held by the query workers' footer caches (consumers footer-cache-<thread>; part of sluice.query.pool.reserved, and given back before a query would be refused). */
+export const METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE = 'sluice.query.pool.footer_cache';
+/** Attributes a {@link METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryPoolFooterCacheAttributes = Readonly<Record<string, never>>;
+
 /** `sluice.query.pool.limit` (gauge, `By`): Size of the process-wide query memory pool. */
 export const METRIC_SLUICE_QUERY_POOL_LIMIT = 'sluice.query.pool.limit';
 /** Attributes a {@link METRIC_SLUICE_QUERY_POOL_LIMIT} data point may carry; only `required` ones are mandatory. */
@@ -629,6 +634,13 @@ export const METRICS = {
     description: 'Bytes of the query memory pool lent to compaction merges running in the same process (part of sluice.query.pool.reserved).',
     attributes: [],
   },
+  [METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE]: {
+    name: METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE,
+    instrument: 'gauge',
+    unit: 'By',
+    description: 'Bytes of the query memory pool held by the query workers\' footer caches (consumers footer-cache-<thread>; part of sluice.query.pool.reserved, and given back before a query would be refused).',
+    attributes: [],
+  },
   [METRIC_SLUICE_QUERY_POOL_LIMIT]: {
     name: METRIC_SLUICE_QUERY_POOL_LIMIT,
     instrument: 'gauge',
@@ -732,6 +744,7 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_RESPONSE_SIZE]: SluiceQueryResponseSizeAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_RESERVED]: SluiceQueryPoolReservedAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LENT]: SluiceQueryPoolLentAttributes;
+  readonly [METRIC_SLUICE_QUERY_POOL_FOOTER_CACHE]: SluiceQueryPoolFooterCacheAttributes;
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
   readonly [METRIC_SLUICE_QUERY_IN_FLIGHT]: SluiceQueryInFlightAttributes;

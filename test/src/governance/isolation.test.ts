@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runGovernanceLoad, TYPED_REFUSALS } from '../helpers/governance-load.js';
-import { metricValue } from '../helpers/metrics.js';
+import { queryHeldPoolBytes } from '../helpers/metrics.js';
 import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
@@ -66,7 +66,7 @@ test(
       );
       assert.ok(Object.values(report.rejections).reduce((a, b) => a + b, 0) > 0, 'the heavy queries were refused');
       assert.ok(report.lanes.dashboard.ok > 0, 'normal queries were served');
-      assert.equal(await metricValue(server.queryUrl!, 'sluice_query_pool_reserved'), 0, 'the pool reads 0 at the end');
+      assert.equal(await queryHeldPoolBytes(server.queryUrl!), 0, 'the pool reads 0 at the end');
     } finally {
       const exit = await server.stop();
       assert.equal(exit.code, 0);

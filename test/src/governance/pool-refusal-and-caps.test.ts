@@ -24,7 +24,7 @@ import {
   type S3ObjectStore,
 } from '@sluice/storage';
 import { post } from '../helpers/http-client.js';
-import { metricValue } from '../helpers/metrics.js';
+import { queryHeldPoolBytes } from '../helpers/metrics.js';
 import { big, field, postQuery } from '../helpers/query-client.js';
 import { CORPUS_BASE_NS, corpusRecords, exportRecords } from '../helpers/query-corpus.js';
 import { startS3Server, type TestS3Server } from '../helpers/s3-server.js';
@@ -131,7 +131,7 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
       /Aggregat|Stream|hyparquet|parquet|Error|stack|node:|\.js|\.ts|at \S+ \(/,
       'no engine text',
     );
-    assert.equal(await metricValue(url, 'sluice_query_pool_reserved'), 0, 'the pool reads 0 after the rejection');
+    assert.equal(await queryHeldPoolBytes(url), 0, 'the pool reads 0 after the rejection');
 
     const small = await postQuery(url, 'acme', `template_id == ${templateId} | ${RANGE} | count`);
     assert.equal(small.status, 200, small.text.slice(0, 300));
@@ -142,7 +142,7 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
       'x-sluice-tenant': 'acme',
     });
     assert.equal(ack.status, 200, 'an OTLP export after the rejection is acknowledged');
-    assert.equal(await metricValue(url, 'sluice_query_pool_reserved'), 0);
+    assert.equal(await queryHeldPoolBytes(url), 0);
     assert.equal(server.child.exitCode, null, 'the process is still running');
     console.log(`RFC0058.1 leg took ${Date.now() - started} ms; needed ${needed} bytes`);
   });
@@ -153,7 +153,7 @@ describe('RFC0058.1 / .3: a query that outgrows the pool is rejected, and the se
     assert.equal(rejected.status, 422);
     assert.equal(field(field(rejected.json, 'error'), 'kind'), 'query_memory_limit');
     assert.deepEqual(filesUnder(spillDir), [], 'nothing was spilled to $TMPDIR');
-    assert.equal(await metricValue(url, 'sluice_query_pool_reserved'), 0);
+    assert.equal(await queryHeldPoolBytes(url), 0);
   });
 
   test('RFC0058.4: startup logs the pool size, its source and the share once (explicit size)', () => {

@@ -65,6 +65,7 @@ const IN_FLIGHT_METRIC = 'sluice_query_in_flight';
 const POOL_RESERVED_METRIC = 'sluice_query_pool_reserved';
 /** The part of the reserved bytes lent to a compaction merge in the same process: not a query's, not a leak. */
 const POOL_LENT_METRIC = 'sluice_query_pool_lent';
+const POOL_FOOTER_CACHE_METRIC = 'sluice_query_pool_footer_cache';
 /** Queries waiting for a permit (`sluice.query.queue.depth`): printed only. */
 const QUEUE_DEPTH_METRIC = 'sluice_query_queue_depth';
 /** How long the end-of-load check waits for the last permit and reservation to be released. */
@@ -283,6 +284,8 @@ interface EndState {
   readonly inFlight: number | undefined;
   readonly poolReserved: number | undefined;
   readonly poolLent: number | undefined;
+  /** What the query workers' footer caches hold: reserved between queries by design. */
+  readonly poolFooterCache: number | undefined;
   readonly queueDepth: number | undefined;
   /** Time from the first scrape to the one reported. */
   readonly waitedMs: number;
@@ -301,10 +304,13 @@ async function readEndState(baseUrl: string): Promise<EndState> {
       inFlight: sampleSum(text, IN_FLIGHT_METRIC),
       poolReserved: sampleSum(text, POOL_RESERVED_METRIC),
       poolLent: sampleSum(text, POOL_LENT_METRIC),
+      poolFooterCache: sampleSum(text, POOL_FOOTER_CACHE_METRIC),
       queueDepth: sampleSum(text, QUEUE_DEPTH_METRIC),
       waitedMs: Date.now() - t0,
     };
-    const settled = (state.inFlight ?? 0) === 0 && (state.poolReserved ?? 0) - (state.poolLent ?? 0) === 0;
+    const settled =
+      (state.inFlight ?? 0) === 0 &&
+      (state.poolReserved ?? 0) - (state.poolLent ?? 0) - (state.poolFooterCache ?? 0) === 0;
     if (settled || state.waitedMs >= SETTLE_MS) return state;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -512,9 +518,9 @@ async function main(): Promise<number> {
       else if (endState.inFlight !== 0) failures.push(`${endState.inFlight} permit(s) still held after the load`);
       if (endState.poolReserved === undefined) failures.push(`${POOL_RESERVED_METRIC} is not in /metrics`);
       else if (endState.poolLent === undefined) failures.push(`${POOL_LENT_METRIC} is not in /metrics`);
-      else if (endState.poolReserved - endState.poolLent !== 0)
+      else if (endState.poolReserved - endState.poolLent - (endState.poolFooterCache ?? 0) !== 0)
         failures.push(
-          `${endState.poolReserved - endState.poolLent} B still reserved by queries on the pool after the load`,
+          `${endState.poolReserved - endState.poolLent - (endState.poolFooterCache ?? 0)} B still reserved by queries on the pool after the load`,
         );
     } else if (aliveAtEnd) {
       failures.push(`/metrics unreadable after the load: ${String(endStateError)}`);

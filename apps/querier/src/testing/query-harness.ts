@@ -25,6 +25,7 @@ import { createQueryService, type QueryObserver } from '../query-service.js';
 import type { StorageWaitReport } from '../storage-watch.js';
 import { createWorkerPool, type JobResult, type RunControl, type WorkerPool } from '../worker-pool.js';
 import type { QueryWorkerData } from '../worker-protocol.js';
+import { footerCacheBytesPerWorker } from '../worker-footer-cache.js';
 
 /** 2026-06-01T00:00:00Z in ns. */
 export const T0 = 1_780_272_000_000_000_000n;
@@ -175,6 +176,8 @@ export interface HarnessOptions {
   readonly observedQueryBytes?: number;
   /** The real workers' NDJSON batch size (default the engine's). */
   readonly streamBatchBytes?: number;
+  /** Each real worker's footer cache (default production's: 32 MiB capped at pool / (8 x maxConcurrent)). */
+  readonly footerCacheBytes?: number;
 }
 
 export function harness(o: HarnessOptions): Harness {
@@ -201,6 +204,9 @@ export function harness(o: HarnessOptions): Harness {
         defaultWindowSecs: 3600,
         recycleBytes: 1 << 30,
         heapSlackBytes: 64 << 20,
+        footerCacheBytes:
+          o.footerCacheBytes ?? footerCacheBytesPerWorker(32 << 20, o.poolBytes ?? 64 << 20, o.maxConcurrent),
+        maxOpenFiles: 256,
         onCorruptObject: o.onCorruptObject ?? 'fail',
         maxQueryBytes: o.maxQueryBytes ?? 32 << 20,
         ...(o.observedQueryBytes !== undefined ? { observedQueryBytes: o.observedQueryBytes } : {}),

@@ -1,0 +1,103 @@
+/**
+ * @module worker-footer-cache
+ * A query worker's footer cache on the shared pool (docs/design/query-governance.md, "Footer cache"). The cache is
+ * a long-lived pool consumer of its own, `footer-cache-<thread>`, separate from any query: its bytes are reserved
+ * there before an entry is retained and released when the entry goes, so "no query holds anything" between
+ * queries stays true while the pool total includes what the caches hold.
+ */
+import type { GrowRefused, MemoryPool, QueryReservation } from '@sluice/limits';
+import type { FooterCache } from '@sluice/storage';
+import { createFooterCache } from '@sluice/storage';
+
+/** The pool consumer id prefix of the footer caches (`footer-cache-<threadId>`). */
+export const FOOTER_CACHE_CONSUMER_PREFIX = 'footer-cache-';
+
+/**
+ * A worker's footer cache capacity: `footer_cache_bytes`, at most pool / (8 x max_concurrent_queries), so every
+ * worker's cache together holds at most an eighth of the pool (docs/design/query-governance.md, "Footer cache").
+ */
+export function footerCacheBytesPerWorker(configured: number, poolBytes: number, maxConcurrentQueries: number): number {
+  return Math.max(0, Math.min(configured, Math.floor(poolBytes / (8 * maxConcurrentQueries))));
+}
+
+/** Options of {@link createWorkerFooterCache}. */
+export interface WorkerFooterCacheOptions {
+  readonly pool: MemoryPool;
+  /** This worker's capacity in bytes (0: off, nothing is reserved or kept). */
+  readonly capacityBytes: number;
+  /** The worker's thread id, for the consumer id. */
+  readonly threadId: number;
+}
+
+/** The cache, and how the worker gives its bytes back. */
+export interface WorkerFooterCache {
+  readonly cache: FooterCache;
+  /** Clears the cache. @returns the bytes given back to the pool. */
+  relieve(): number;
+}
+
+/** Creates the cache; its pool consumer is taken on the first entry, so a cache that is off holds no slot. */
+export function createWorkerFooterCache(options: WorkerFooterCacheOptions): WorkerFooterCache {
+  let consumer: QueryReservation | undefined;
+  const cache = createFooterCache({
+    capacityBytes: options.capacityBytes,
+    reserve(bytes) {
+      consumer ??= options.pool.createQuery(`${FOOTER_CACHE_CONSUMER_PREFIX}${options.threadId}`, {
+        maxBytes: options.capacityBytes,
+      });
+      return consumer.tryGrow(bytes).status === 'ok';
+    },
+    release(bytes) {
+      if (consumer !== undefined && !consumer.released) consumer.shrink(Math.min(bytes, consumer.held));
+    },
+  });
+  return { cache, relieve: () => cache.clear() };
+}
+
+/**
+ * A query's reservation that clears the worker's footer cache before it lets a pool refusal stand: a grow the pool
+ * refuses is retried once after the cache has given its bytes back, so a query is never refused because of cached
+ * footers. A refusal by the query's own ceiling is final (the cache is no part of it).
+ */
+export function relievingReservation(inner: QueryReservation, relieve: () => number): QueryReservation {
+  // Only a refusal this wrapper let stand: one that a retry after clearing the cache overcame is no refusal.
+  let lastRefusal: GrowRefused | undefined;
+  return {
+    get queryId() {
+      return inner.queryId;
+    },
+    get held() {
+      return inner.held;
+    },
+    get lastRefusal() {
+      return lastRefusal;
+    },
+    get released() {
+      return inner.released;
+    },
+    tryGrow(bytes) {
+      let out = inner.tryGrow(bytes);
+      if (out.status !== 'ok' && out.ceiling === 'pool' && relieve() > 0) out = inner.tryGrow(bytes);
+      if (out.status !== 'ok') lastRefusal = out;
+      return out;
+    },
+    shrink: (bytes) => inner.shrink(bytes),
+    releaseAll: () => inner.releaseAll(),
+  };
+}
+
+/** Bytes every query worker's footer cache holds on `pool` now (`sluice.query.pool.footer_cache`). */
+export function footerCacheHeldBytes(pool: MemoryPool): number {
+  return pool
+    .consumers()
+    .filter((c) => c.queryId.startsWith(FOOTER_CACHE_CONSUMER_PREFIX))
+    .reduce((sum, c) => sum + c.heldBytes, 0);
+}
+
+/**
+ * Bytes held on `pool` by anything but the footer caches: queries (and their bodies being sent), compaction loans.
+ * "No query holds anything" between queries means this reads 0 while the caches may hold their entries.
+ */
+export function nonCacheHeldBytes(pool: MemoryPool): number {
+  return pool.reserved() - footerCacheHeldBytes(pool);
+}

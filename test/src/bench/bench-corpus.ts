@@ -22,6 +22,8 @@ export interface CorpusOptions {
    * bodies long, so decoding a row group or grouping by body is really heavy.
    */
   readonly bodySuffix?: (i: number) => string;
+  /** Rows per file before the hour split (default 250,000); `bench:footers` uses small files to get many of them. */
+  readonly chunkRows?: number;
 }
 
 function withSuffix(record: LogRecord, suffix: string): LogRecord {
@@ -52,8 +54,9 @@ export async function buildQueryCorpus(root: string, options: CorpusOptions): Pr
   while (traceAt < records.length - 1 && records[traceAt]!.traceId.length !== 16) traceAt++;
   const traceId = Buffer.from(records[traceAt]?.traceId ?? []).toString('hex');
   let needle = 0n;
-  for (let start = 0; start < records.length; start += CHUNK) {
-    const chunk = records.slice(start, start + CHUNK);
+  const chunkRows = options.chunkRows ?? CHUNK;
+  for (let start = 0; start < records.length; start += chunkRows) {
+    const chunk = records.slice(start, start + chunkRows);
     const byHour = new Map<bigint, StoredLogRow[]>();
     for (let k = 0; k < chunk.length; k++) {
       const i = start + k;

@@ -218,6 +218,8 @@ test('RFC0058.8: every querier.limits value set in values lands under its snake_
     defaultRows: 'default_rows',
     maxRows: 'max_rows',
     maxResultBytes: 'max_result_bytes',
+    footerCacheBytes: 'footer_cache_bytes',
+    maxOpenFiles: 'max_open_files',
     enforcement: 'enforcement',
   };
   assert.deepEqual(

@@ -7,8 +7,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { executeQuery, type ExecuteOutcome } from '@sluice/engine';
 import { createMemoryPool, type MemoryPool } from '@sluice/limits';
 import { parseQuery, type Query } from '@sluice/query';
@@ -18,12 +20,20 @@ import { T0, row } from './testing/query-harness.js';
 import {
   FOOTER_CACHE_CONSUMER_PREFIX,
   createWorkerFooterCache,
+  footerCacheHeldBytes,
   nonCacheHeldBytes,
   relievingReservation,
   type WorkerFooterCache,
 } from './worker-footer-cache.js';
 
 const FILES = 6;
+const opened: WorkerFooterCache[] = [];
+/** A worker cache closed after the tests (its relief channel). */
+function workerCache(o: Parameters<typeof createWorkerFooterCache>[0]): WorkerFooterCache {
+  const c = createWorkerFooterCache(o);
+  opened.push(c);
+  return c;
+}
 const ROWS = 300;
 const WINDOW = 'range(2026-06-01T00:00:00Z, 2026-06-01T01:00:00Z)';
 const QUERY = `contains(body, "line 1") | ${WINDOW} | count`;
@@ -68,6 +78,7 @@ before(async () => {
   };
 });
 after(async () => {
+  for (const c of opened) c.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -113,7 +124,7 @@ const withoutBytesRead = (j: { stats: object }): unknown => ({ ...j, stats: { ..
 describe('footer cache in the query worker', () => {
   test('a cached footer is not read from storage again: the repeat reads only row groups, and bytes_read says so', async () => {
     const pool = createMemoryPool({ sizeBytes: 256 << 20 });
-    const footers = createWorkerFooterCache({ pool, capacityBytes: 8 << 20, threadId: 1 });
+    const footers = workerCache({ pool, capacityBytes: 8 << 20, threadId: 1 });
     const cold = await runQuery(pool, footers);
     assert.equal(cold.outcome.status, 'ok');
     assert.equal(footerReads(cold.reads).length, FILES, 'the cold run reads every footer');
@@ -133,7 +144,7 @@ describe('footer cache in the query worker', () => {
 
   test("the cache's bytes are on the pool under footer-cache-<thread>, and no query holds anything between queries", async () => {
     const pool = createMemoryPool({ sizeBytes: 256 << 20 });
-    const footers = createWorkerFooterCache({ pool, capacityBytes: 8 << 20, threadId: 7 });
+    const footers = workerCache({ pool, capacityBytes: 8 << 20, threadId: 7 });
     await runQuery(pool, footers);
     const held = footers.cache.heldBytes;
     assert.ok(held > 0);
@@ -150,7 +161,7 @@ describe('footer cache in the query worker', () => {
 
   test('a cache that is off reserves nothing and keeps nothing', async () => {
     const pool = createMemoryPool({ sizeBytes: 256 << 20 });
-    const footers = createWorkerFooterCache({ pool, capacityBytes: 0, threadId: 2 });
+    const footers = workerCache({ pool, capacityBytes: 0, threadId: 2 });
     const r = await runQuery(pool, footers);
     assert.equal(r.outcome.status, 'ok');
     assert.equal(footers.cache.stats().entries, 0);
@@ -164,7 +175,7 @@ describe('footer cache in the query worker', () => {
     const need = measured.peak;
     // A pool of exactly that size, with half of it held by cached footers (of other files).
     const pool = createMemoryPool({ sizeBytes: need });
-    const footers = createWorkerFooterCache({ pool, capacityBytes: need, threadId: 3 });
+    const footers = workerCache({ pool, capacityBytes: need, threadId: 3 });
     for (let i = 0; i < 4; i++)
       assert.ok(footers.cache.offer(`other-${i}`, 1, measured.outcome as never, Math.floor(need / 8)));
     assert.equal(pool.reserved(), 4 * Math.floor(need / 8));
@@ -174,9 +185,29 @@ describe('footer cache in the query worker', () => {
     assert.equal(nonCacheHeldBytes(pool), 0);
   });
 
+  test("another worker's cache is cleared before a pool refusal stands: the query is served", async () => {
+    const pool = createMemoryPool({ sizeBytes: 1 << 20 });
+    const other = new Worker(new URL('./testing/footer-cache-holder.js', import.meta.url), {
+      workerData: { pool: pool.shared, bytes: 1 << 18 },
+    });
+    try {
+      const ready = (await once(other, 'message')) as [{ held: number }];
+      assert.equal(ready[0].held, 1 << 18);
+      assert.equal(footerCacheHeldBytes(pool), 1 << 18, "the other worker's cache is on the pool");
+      const mine = workerCache({ pool, capacityBytes: 1 << 18, threadId: 99 });
+      const r = relievingReservation(pool.createQuery('big'), mine.relieve);
+      assert.equal(r.tryGrow((1 << 20) - 1000).status, 'ok', 'it fits once the other cache is gone');
+      assert.equal(footerCacheHeldBytes(pool), 0);
+      r.releaseAll();
+    } finally {
+      other.postMessage('stop');
+      await once(other, 'exit');
+    }
+  });
+
   test('a refusal by the query ceiling is not retried: the cache stays', () => {
     const pool = createMemoryPool({ sizeBytes: 1 << 20 });
-    const footers = createWorkerFooterCache({ pool, capacityBytes: 1 << 19, threadId: 4 });
+    const footers = workerCache({ pool, capacityBytes: 1 << 19, threadId: 4 });
     footers.cache.offer('k', 1, {} as never, 1000);
     const r = relievingReservation(pool.createQuery('q', { maxBytes: 100 }), footers.relieve);
     const out = r.tryGrow(200);

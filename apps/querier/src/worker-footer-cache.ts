@@ -32,13 +32,33 @@ export interface WorkerFooterCacheOptions {
 /** The cache, and how the worker gives its bytes back. */
 export interface WorkerFooterCache {
   readonly cache: FooterCache;
-  /** Clears the cache. @returns the bytes given back to the pool. */
+  /**
+   * Clears this worker's cache, then, while other workers' caches still hold bytes on the pool, asks every worker
+   * to clear its own (a broadcast) and waits for their bytes to go, up to {@link FOOTER_RELIEF_WAIT_MS}.
+   * @returns the bytes given back to the pool by all caches together.
+   */
   relieve(): number;
+  /** Stops hearing the other workers' requests (tests; a worker's channel ends with its thread). */
+  close(): void;
 }
+
+/**
+ * Longest a refused grow waits for the other workers' caches to clear before its refusal stands. A worker answers
+ * the broadcast at its next event-loop turn: at once when idle, between row groups when busy.
+ */
+export const FOOTER_RELIEF_WAIT_MS = 100;
+
+/** The channel every query worker's cache listens on (one process: Node's BroadcastChannel spans its threads). */
+const RELIEF_CHANNEL = 'sluice.querier.footer-cache-relief';
 
 /** Creates the cache; its pool consumer is taken on the first entry, so a cache that is off holds no slot. */
 export function createWorkerFooterCache(options: WorkerFooterCacheOptions): WorkerFooterCache {
   let consumer: QueryReservation | undefined;
+  const channel = new BroadcastChannel(RELIEF_CHANNEL);
+  // A request from another worker whose query the pool refused: give everything back (docs/design/query-governance.md).
+  channel.onmessage = () => cache.clear();
+  (channel as { unref?: () => void }).unref?.();
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
   const cache = createFooterCache({
     capacityBytes: options.capacityBytes,
     reserve(bytes) {
@@ -51,13 +71,31 @@ export function createWorkerFooterCache(options: WorkerFooterCacheOptions): Work
       if (consumer !== undefined && !consumer.released) consumer.shrink(Math.min(bytes, consumer.held));
     },
   });
-  return { cache, relieve: () => cache.clear() };
+  return {
+    cache,
+    relieve() {
+      const own = cache.clear();
+      const others = footerCacheHeldBytes(options.pool);
+      if (others === 0) return own;
+      channel.postMessage('clear');
+      const until = performance.now() + FOOTER_RELIEF_WAIT_MS;
+      // A synchronous wait: the refused grow is synchronous, and the other workers clear on their own threads.
+      let left = others;
+      while (left > 0 && performance.now() < until) {
+        Atomics.wait(sleeper, 0, 0, 1);
+        left = footerCacheHeldBytes(options.pool);
+      }
+      return own + Math.max(0, others - left);
+    },
+    close: () => channel.close(),
+  };
 }
 
 /**
- * A query's reservation that clears the worker's footer cache before it lets a pool refusal stand: a grow the pool
- * refuses is retried once after the cache has given its bytes back, so a query is never refused because of cached
- * footers. A refusal by the query's own ceiling is final (the cache is no part of it).
+ * A query's reservation that clears the footer caches before it lets a pool refusal stand: a grow the pool refuses
+ * is retried once after `relieve` (this worker's cache, then the others', see {@link WorkerFooterCache.relieve})
+ * gave bytes back, so a query is never refused because of cached footers. A refusal by the query's own ceiling is
+ * final (the caches are no part of it).
  */
 export function relievingReservation(inner: QueryReservation, relieve: () => number): QueryReservation {
   // Only a refusal this wrapper let stand: one that a retry after clearing the cache overcame is no refusal.

@@ -62,10 +62,15 @@ export function createWorkerFooterCache(options: WorkerFooterCacheOptions): Work
   const cache = createFooterCache({
     capacityBytes: options.capacityBytes,
     reserve(bytes) {
-      consumer ??= options.pool.createQuery(`${FOOTER_CACHE_CONSUMER_PREFIX}${options.threadId}`, {
-        maxBytes: options.capacityBytes,
-      });
-      return consumer.tryGrow(bytes).status === 'ok';
+      try {
+        consumer ??= options.pool.createQuery(`${FOOTER_CACHE_CONSUMER_PREFIX}${options.threadId}`, {
+          maxBytes: options.capacityBytes,
+        });
+        return !consumer.released && consumer.tryGrow(bytes).status === 'ok';
+      } catch {
+        // No free pool slot, or the slot was released from outside: the footer is simply not kept.
+        return false;
+      }
     },
     release(bytes) {
       if (consumer !== undefined && !consumer.released) consumer.shrink(Math.min(bytes, consumer.held));

@@ -19,6 +19,8 @@ import { readStoredRows, waitForStoredRows, type StoreLocation } from '../helper
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
+/** An answer's text with `stats.bytes_read` zeroed. */
+const withoutBytesRead = (text: string): string => text.replace(/"bytes_read":\d+/, '"bytes_read":0');
 const BASE_NS = 1_772_359_200_000_000_000n; // 2026-03-01T10:00:00Z
 const RANGE = 'range(2026-03-01T09:00:00Z, 2026-03-01T12:00:00Z)';
 const PER_EXPORTER = 15;
@@ -152,7 +154,9 @@ describe('tenant isolation: the tenant comes from the transport on every surface
       const http = await postQuery(url, 'a', statement);
       for (const args of [{ query: statement }, { query: statement, tenant: 'a' }]) {
         const text = textOf(await client.callTool({ name: 'query_logs', arguments: args }));
-        assert.equal(text, http.text, JSON.stringify(args));
+        // stats.bytes_read counts bytes read from storage, which a worker's footer cache may spare one of the two
+        // runs; everything else is the same text.
+        assert.equal(withoutBytesRead(text), withoutBytesRead(http.text), JSON.stringify(args));
         assert.ok(!text.includes('ab-secret-'));
       }
       const templates = textOf(await client.callTool({ name: 'list_templates', arguments: {} }));

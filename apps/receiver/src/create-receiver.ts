@@ -113,6 +113,7 @@ export async function startReceiver(config: SluiceConfig, deps: ReceiverDeps): P
       walDir: rc.walDir,
       storage: storageSettingsFrom(config.storage),
       flushAgeSecs: rc.sink.flushAgeSecs,
+      flushIntervalMs: rc.sink.flushIntervalMs,
       flushBytes: rc.sink.flushBytes,
       ceilingBytes: deps.sinkCeilingBytes,
       miner: { ...rc.miner },

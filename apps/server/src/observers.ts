@@ -108,6 +108,7 @@ export function createSinkObserver(
           const attrs = { [ATTR_SLUICE_SINK_FLUSH_TRIGGER]: message.trigger };
           sink.flushDuration.record(message.seconds, attrs);
           sink.flushRecords.add(message.records, attrs);
+          sink.visibilityLag.record(message.visibilityLagSecs);
           sink.bufferUsage.record(0);
           miner.templateCount.record(message.templates);
           if (failing !== null) {

@@ -2,12 +2,16 @@
  * @module sink-observer.test
  * A run of failing flushes (a full store volume, an outage) is logged once with its reason, again only when the
  * reason changes, and once when a flush succeeds again; every failed attempt is still counted on
- * `sluice.sink.flush.errors`. The disk guard's trip and clear are one line each.
+ * `sluice.sink.flush.errors`. Each flush records its visibility lag. The disk guard's trip and clear are one line each.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
-import { METRIC_SLUICE_SINK_FLUSH_ERRORS, type Logger } from '@sluice/telemetry';
+import {
+  METRIC_SLUICE_INGEST_VISIBILITY_LAG,
+  METRIC_SLUICE_SINK_FLUSH_ERRORS,
+  type Logger,
+} from '@sluice/telemetry';
 import type { FromSinkWorker } from '@sluice/receiver';
 import { createDiskGuardObserver, createSinkObserver } from './observers.js';
 
@@ -42,6 +46,7 @@ const flushed: FromSinkWorker = {
   seconds: 0.1,
   checkpoint: { segment: 1, offset: 100 },
   templates: 1,
+  visibilityLagSecs: 0.75,
 };
 
 void test('a run of failing flushes is logged once with its reason (again when the reason changes) and once when it ends; every attempt is counted', async () => {
@@ -77,6 +82,23 @@ void test('a run of failing flushes is logged once with its reason (again when t
     const errorsMetric = metrics.find((m) => m.descriptor.name === METRIC_SLUICE_SINK_FLUSH_ERRORS);
     const total = (errorsMetric?.dataPoints as DataPoint<number>[] | undefined)?.reduce((n, p) => n + p.value, 0);
     assert.equal(total, 8, 'every failed attempt counted');
+  } finally {
+    await provider.shutdown();
+  }
+});
+
+void test('each flush records its visibility lag (ack to stored file) on sluice.ingest.visibility_lag', async () => {
+  const reader = new ManualReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  try {
+    const observer = createSinkObserver(provider.getMeter('sluice'), recordingLog());
+    observer.message(flushed);
+    observer.message({ ...flushed, visibilityLagSecs: 1.25 });
+    const metrics = (await reader.collect()).resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const lag = metrics.find((m) => m.descriptor.name === METRIC_SLUICE_INGEST_VISIBILITY_LAG);
+    const point = (lag?.dataPoints as DataPoint<{ count: number; sum: number }>[] | undefined)?.[0];
+    assert.equal(point?.value.count, 2);
+    assert.equal(point?.value.sum, 2);
   } finally {
     await provider.shutdown();
   }

@@ -54,7 +54,7 @@ receiver:
   http_addr: 127.0.0.1:0
   grpc_addr: 127.0.0.1:0
   wal_dir: ${JSON.stringify(join(dir, 'wal'))}
-  sink: { flush_age_secs: 3600, flush_bytes: 1073741824 }
+  sink: { flush_age_secs: 3600, flush_interval_ms: 0, flush_bytes: 1073741824 }
   limits: { max_request_bytes: 16777216, max_decompressed_bytes: 16777216 }
 querier: { enabled: false }
 compaction: { enabled: false }

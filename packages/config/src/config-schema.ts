@@ -262,6 +262,11 @@ const receiverSchema = section({
   }),
   sink: section({
     flush_age_secs: integerKey('Oldest buffered record age that forces a Parquet flush, in seconds.', 300),
+    flush_interval_ms: integerKey(
+      'Freshness cadence: flush once the oldest buffered record has waited this long, in ms, so an acknowledged record is queryable about this much later (docs/design/freshness.md). 0 = off (flush_age_secs, flush_bytes and ceiling_bytes only).',
+      1000,
+      { min: 0, max: MAX_TIMER_MS },
+    ),
     flush_bytes: integerKey('Buffered bytes of one partition that force a flush.', 134217728),
     ceiling_bytes: optionalIntegerKey(
       'Total sink buffer bytes that force flushing the largest partitions; unset = derived from min(cgroup limit, RAM): 0.25 of it with the querier in the process (never more than the limit less the query pool and the 320 MiB baseline), else 0.5 (less the baseline), clamped to [32 MiB, 1 GiB].',

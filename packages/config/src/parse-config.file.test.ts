@@ -57,7 +57,7 @@ describe('parseConfig file mode', () => {
       maxGrpcConnections: null,
       walDir: './wal',
       wal: { groupCommitMs: 100, segmentBytes: 134217728, maxBacklogBytes: 4294967296, fenceRetryMs: 1000 },
-      sink: { flushAgeSecs: 300, flushBytes: 134217728, ceilingBytes: null },
+      sink: { flushAgeSecs: 300, flushIntervalMs: 1000, flushBytes: 134217728, ceilingBytes: null },
       limits: {
         maxRequestBytes: 4194304,
         maxDecompressedBytes: 16777216,
@@ -151,7 +151,7 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
       maxBacklogBytes: 2097152,
       fenceRetryMs: 1000,
     });
-    assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushBytes: 65536, ceilingBytes: 1048576 });
+    assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushIntervalMs: 1000, flushBytes: 65536, ceilingBytes: 1048576 });
     assert.deepEqual(c.receiver.limits, {
       maxRequestBytes: 1024,
       maxDecompressedBytes: 4096,

@@ -77,6 +77,8 @@ export interface WalConfig {
 /** `receiver.sink`: Parquet flush triggers. */
 export interface SinkConfig {
   readonly flushAgeSecs: number;
+  /** `flush_interval_ms`: the freshness cadence (flush once the oldest buffered record waited this long); 0 = off. */
+  readonly flushIntervalMs: number;
   readonly flushBytes: number;
   /**
    * `ceiling_bytes`: the total sink buffer that forces flushes; `null` = derived from the memory limit

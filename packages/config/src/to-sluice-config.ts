@@ -53,6 +53,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       },
       sink: {
         flushAgeSecs: receiver.sink.flush_age_secs,
+        flushIntervalMs: receiver.sink.flush_interval_ms,
         flushBytes: receiver.sink.flush_bytes,
         ceilingBytes: receiver.sink.ceiling_bytes,
       },

@@ -6,7 +6,7 @@
 import type { WalPosition } from '@sluice/wal';
 
 /** Flush triggers (values of `sluice.sink.flush.trigger`). */
-export type FlushTrigger = 'size' | 'age' | 'ceiling' | 'shutdown';
+export type FlushTrigger = 'size' | 'age' | 'interval' | 'ceiling' | 'shutdown';
 
 /** One event of a running sink. */
 export type SinkEvent =
@@ -22,6 +22,12 @@ export type SinkEvent =
       readonly seconds: number;
       readonly checkpoint: WalPosition;
       readonly templates: number;
+      /**
+       * Seconds from the arrival of the flush's oldest record (the sink reads a record right after its WAL fsync,
+       * which is when it is acknowledged) to the moment its file was stored and so visible to readers: the
+       * `sluice.ingest.visibility_lag` of the flush, an upper bound for every record in it.
+       */
+      readonly visibilityLagSecs: number;
     }
   /**
    * A flush failed; the checkpoint did not move and the same flush is retried after a back-off. `code` is the

@@ -131,6 +131,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
    * stored again.
    */
   async function flushWithRetry(miner: Miner, trigger: FlushTrigger): Promise<boolean> {
+    const oldestArrivalMs = buffer.oldestArrivalMs;
     const flush = takeFlush(miner);
     if (flush === null) return true;
     const started = performance.now();
@@ -156,6 +157,8 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
         delayMs = Math.min(delayMs * 2, 30_000);
         continue;
       }
+      // Stored means visible (docs/design/freshness.md): readers list the store, with no cache in between.
+      const visibilityLagSecs = oldestArrivalMs === null ? 0 : Math.max(0, now() - oldestArrivalMs) / 1000;
       // Only now: every row up to `checkpoint` is stored, so replay may start after it.
       await writeCheckpoint(settings.walDir, flush.checkpoint, flush.snapshot);
       await deleteSegmentsBelow(settings.walDir, flush.checkpoint);
@@ -166,6 +169,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
         seconds: (performance.now() - started) / 1000,
         checkpoint: flush.checkpoint,
         templates: miner.templateCount(),
+        visibilityLagSecs,
       });
       return true;
     }
@@ -189,11 +193,18 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
     });
   }
 
+  // The freshness cadence (docs/design/freshness.md) is an age trigger in ms; whichever of the two is shorter
+  // decides when the oldest buffered row is flushed.
+  const intervalMs = settings.flushIntervalMs ?? 0;
+  const ageMs = settings.flushAgeSecs * 1000;
+  const timedMs = intervalMs > 0 ? Math.min(intervalMs, ageMs) : ageMs;
+  const timedTrigger: FlushTrigger = intervalMs > 0 && intervalMs < ageMs ? 'interval' : 'age';
+
   function dueTrigger(): FlushTrigger | null {
     if (buffer.bytes >= settings.ceilingBytes) return 'ceiling';
     if (buffer.bytes >= settings.flushBytes) return 'size';
     const oldest = buffer.oldestArrivalMs;
-    if (oldest !== null && now() - oldest >= settings.flushAgeSecs * 1000) return 'age';
+    if (oldest !== null && now() - oldest >= timedMs) return timedTrigger;
     return null;
   }
 
@@ -210,7 +221,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
           if (!replayed) replayedExports++;
           const due = dueTrigger();
           // A flush given up at shutdown ends the run: the rest of the WAL stays for the next start.
-          if (due !== null && due !== 'age' && !(await flushWithRetry(miner, due))) return;
+          if (due !== null && due !== 'age' && due !== 'interval' && !(await flushWithRetry(miner, due))) return;
         }
         // Everything through `until` is consumed, even when it held no frame (an empty WAL at startup).
         consumed = maxPosition(consumed, until);
@@ -232,7 +243,7 @@ export function createSinkLoop(options: SinkLoopOptions): SinkLoop {
       const at = now();
       if (at - lastBufferReport >= 1000) reportBuffer(at);
       const oldest = buffer.oldestArrivalMs;
-      const waitMs = oldest === null ? 1000 : Math.max(10, oldest + settings.flushAgeSecs * 1000 - at);
+      const waitMs = oldest === null ? 1000 : Math.max(10, oldest + timedMs - at);
       await sleep(Math.min(waitMs, 1000));
     }
   }

@@ -11,6 +11,11 @@ export interface SinkSettings {
   readonly walDir: string;
   /** `receiver.sink.flush_age_secs`: flush once the oldest buffered row is this old. */
   readonly flushAgeSecs: number;
+  /**
+   * `receiver.sink.flush_interval_ms`: the freshness cadence, flush once the oldest buffered row has waited this
+   * long (docs/design/freshness.md); 0 = off. Absent = off, for callers that predate it.
+   */
+  readonly flushIntervalMs?: number;
   /** `receiver.sink.flush_bytes`: flush once the buffer holds this many (wire) bytes. */
   readonly flushBytes: number;
   /** `receiver.sink.ceiling_bytes`: the buffer's hard ceiling (flushes as `ceiling`). */

@@ -3,11 +3,13 @@
  * The storing half of a flush, in the order that keeps it safe: the template audit events first (the audit
  * barrier: the events that define a template version are stored before rows that use it), then one Parquet
  * file per (tenant, hour) partition, each under a key fixed when the flush is planned (so a retry never
- * duplicates). The caller advances the checkpoint only after {@link storeFlush} resolved.
+ * duplicates), each added to its partition's manifest when the partition has one (manifest-append.ts: late data is
+ * visible at once). The caller advances the checkpoint only after {@link storeFlush} resolved.
  */
 import { effectiveTimeUnixNano, type TemplateAuditEvent } from '@sluice/core';
 import { auditFileKey, dataFileKey, encodeAuditParquet, encodeLogsParquet, uuidv7 } from '@sluice/storage';
 import type { ObjectStore } from '@sluice/storage';
+import { appendToManifest } from './manifest-append.js';
 import type { Partition } from './partition-buffer.js';
 
 const NS_PER_DAY = 86_400_000_000_000n;
@@ -29,6 +31,8 @@ interface PlannedObject {
   readonly data: boolean;
   encoded: Uint8Array | null;
   stored: boolean;
+  /** A data file: added to its partition's manifest if it has one (manifest-append.ts). */
+  listed: boolean;
 }
 
 /**
@@ -70,6 +74,7 @@ export function planFlush(audit: readonly TemplateAuditEvent[], partitions: read
       data: false,
       encoded: null,
       stored: false,
+      listed: false,
     });
   }
   let records = 0;
@@ -87,6 +92,7 @@ export function planFlush(audit: readonly TemplateAuditEvent[], partitions: read
       data: true,
       encoded: null,
       stored: false,
+      listed: false,
     });
     records += rows.length;
   }
@@ -100,10 +106,16 @@ export function planFlush(audit: readonly TemplateAuditEvent[], partitions: read
  */
 export async function storeFlush(store: ObjectStore, plan: FlushPlan): Promise<FlushWritten> {
   for (const object of plan.objects) {
-    if (object.stored) continue;
-    object.encoded ??= await object.encode();
-    await store.put(object.key, object.encoded);
-    object.stored = true;
+    if (!object.stored) {
+      object.encoded ??= await object.encode();
+      await store.put(object.key, object.encoded);
+      object.stored = true;
+    }
+    // After the put (a manifest never names a file that is not there yet); a retry redoes only what is missing.
+    if (object.data && !object.listed) {
+      await appendToManifest(store, object.key);
+      object.listed = true;
+    }
   }
   let bytes = 0;
   let files = 0;

@@ -52,12 +52,14 @@ export const ATTR_SLUICE_SINK_FLUSH_TRIGGER = 'sluice.sink.flush.trigger';
 export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_SIZE = 'size';
 /** Value `age` of {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER}: The oldest buffered record reached flush_age_secs. */
 export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_AGE = 'age';
+/** Value `interval` of {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER}: The oldest buffered record reached flush_interval_ms (the freshness cadence). */
+export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_INTERVAL = 'interval';
 /** Value `ceiling` of {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER}: The total sink buffer reached ceiling_bytes. */
 export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_CEILING = 'ceiling';
 /** Value `shutdown` of {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER}: The process is shutting down. */
 export const SLUICE_SINK_FLUSH_TRIGGER_VALUE_SHUTDOWN = 'shutdown';
 /** Values {@link ATTR_SLUICE_SINK_FLUSH_TRIGGER} may take. */
-export type SluiceSinkFlushTriggerValue = 'size' | 'age' | 'ceiling' | 'shutdown';
+export type SluiceSinkFlushTriggerValue = 'size' | 'age' | 'interval' | 'ceiling' | 'shutdown';
 
 /** `sluice.budget.pool` (enum): A managed memory (or WAL) budget of the process (docs/deployment.md, "The budget tree"); only the budgets of the roles running in the process are reported. */
 export const ATTR_SLUICE_BUDGET_POOL = 'sluice.budget.pool';
@@ -202,6 +204,11 @@ export type SluiceIngestBatchesAttributes = {
   /** opt_in */
   readonly [ATTR_SLUICE_TENANT]?: SluiceTenantValue;
 };
+
+/** `sluice.ingest.visibility_lag` (histogram, `s`): Seconds from an export's acknowledgement to its records being in a stored file that queries read; one point per sink flush, for the flush's oldest record (an upper bound for every record in it). */
+export const METRIC_SLUICE_INGEST_VISIBILITY_LAG = 'sluice.ingest.visibility_lag';
+/** Attributes a {@link METRIC_SLUICE_INGEST_VISIBILITY_LAG} data point may carry; only `required` ones are mandatory. */
+export type SluiceIngestVisibilityLagAttributes = Readonly<Record<string, never>>;
 
 /** `sluice.ingest.request.size` (histogram, `By`): Decompressed size of an OTLP export request body. */
 export const METRIC_SLUICE_INGEST_REQUEST_SIZE = 'sluice.ingest.request.size';
@@ -457,6 +464,14 @@ export const METRICS = {
       { name: ATTR_ERROR_TYPE, requirement: 'conditionally_required' },
       { name: ATTR_SLUICE_TENANT, requirement: 'opt_in' },
     ],
+  },
+  [METRIC_SLUICE_INGEST_VISIBILITY_LAG]: {
+    name: METRIC_SLUICE_INGEST_VISIBILITY_LAG,
+    instrument: 'histogram',
+    unit: 's',
+    description: 'Seconds from an export\'s acknowledgement to its records being in a stored file that queries read; one point per sink flush, for the flush\'s oldest record (an upper bound for every record in it).',
+    attributes: [],
+    buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300],
   },
   [METRIC_SLUICE_INGEST_REQUEST_SIZE]: {
     name: METRIC_SLUICE_INGEST_REQUEST_SIZE,
@@ -724,6 +739,7 @@ export type MetricName = keyof typeof METRICS;
 export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_INGEST_RECORDS]: SluiceIngestRecordsAttributes;
   readonly [METRIC_SLUICE_INGEST_BATCHES]: SluiceIngestBatchesAttributes;
+  readonly [METRIC_SLUICE_INGEST_VISIBILITY_LAG]: SluiceIngestVisibilityLagAttributes;
   readonly [METRIC_SLUICE_INGEST_REQUEST_SIZE]: SluiceIngestRequestSizeAttributes;
   readonly [METRIC_SLUICE_WAL_APPEND_DURATION]: SluiceWalAppendDurationAttributes;
   readonly [METRIC_SLUICE_WAL_SYNC_DURATION]: SluiceWalSyncDurationAttributes;
@@ -794,7 +810,7 @@ export const ATTRIBUTES = {
     name: ATTR_SLUICE_SINK_FLUSH_TRIGGER,
     type: 'enum',
     description: 'Why the sink flushed its buffer to object storage.',
-    values: [SLUICE_SINK_FLUSH_TRIGGER_VALUE_SIZE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_AGE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_CEILING, SLUICE_SINK_FLUSH_TRIGGER_VALUE_SHUTDOWN],
+    values: [SLUICE_SINK_FLUSH_TRIGGER_VALUE_SIZE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_AGE, SLUICE_SINK_FLUSH_TRIGGER_VALUE_INTERVAL, SLUICE_SINK_FLUSH_TRIGGER_VALUE_CEILING, SLUICE_SINK_FLUSH_TRIGGER_VALUE_SHUTDOWN],
     open: false,
   },
   [ATTR_SLUICE_BUDGET_POOL]: {

@@ -12,6 +12,7 @@ import {
   METRIC_SLUICE_SINK_FLUSH_ERRORS,
   METRIC_SLUICE_SINK_FLUSH_RECORDS,
   METRIC_SLUICE_STORAGE_PARQUET_FILE_SIZE,
+  METRIC_SLUICE_INGEST_VISIBILITY_LAG,
 } from './semconv.js';
 
 /** The sink's instruments. */
@@ -26,6 +27,8 @@ export interface SinkMetrics {
   readonly bufferUsage: InstrumentFor<typeof METRIC_SLUICE_SINK_BUFFER_USAGE>;
   /** `sluice.storage.parquet.file.size` histogram, `By` per written file. */
   readonly parquetFileSize: InstrumentFor<typeof METRIC_SLUICE_STORAGE_PARQUET_FILE_SIZE>;
+  /** `sluice.ingest.visibility_lag` histogram, `s` from ack to a stored file (one point per flush). */
+  readonly visibilityLag: InstrumentFor<typeof METRIC_SLUICE_INGEST_VISIBILITY_LAG>;
 }
 
 /** Creates the sink instruments on `meter`. */
@@ -36,5 +39,6 @@ export function createSinkMetrics(meter: Meter): SinkMetrics {
     flushErrors: createInstrument(meter, METRIC_SLUICE_SINK_FLUSH_ERRORS),
     bufferUsage: createInstrument(meter, METRIC_SLUICE_SINK_BUFFER_USAGE),
     parquetFileSize: createInstrument(meter, METRIC_SLUICE_STORAGE_PARQUET_FILE_SIZE),
+    visibilityLag: createInstrument(meter, METRIC_SLUICE_INGEST_VISIBILITY_LAG),
   };
 }

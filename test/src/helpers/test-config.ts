@@ -5,13 +5,40 @@
  */
 import type { TestS3Server } from './s3-server.js';
 
+/** The `receiver.sink` keys: each left out when its option is `null` (the shipped default applies). */
+function sinkYaml(options: TestConfigOptions): string {
+  const age = options.flushAgeSecs === undefined ? 1 : options.flushAgeSecs;
+  const interval = options.flushIntervalMs === undefined ? 0 : options.flushIntervalMs;
+  const lines = [
+    ...(age === null ? [] : [`    flush_age_secs: ${age}\n`]),
+    ...(interval === null ? [] : [`    flush_interval_ms: ${interval}\n`]),
+  ];
+  // An empty section would be YAML null: say so explicitly.
+  return lines.length === 0 ? '    {}\n' : lines.join('');
+}
+
+function compactionYaml(keys: Readonly<Record<string, number | boolean>> | undefined): string {
+  if (keys === undefined) return '';
+  return `compaction:\n${Object.entries(keys)
+    .map(([k, v]) => `  ${k}: ${String(v)}\n`)
+    .join('')}`;
+}
+
 /** Options for {@link testConfigYaml}. */
 export interface TestConfigOptions {
   readonly walDir: string;
   /** Local store root (ignored when `s3` is given). */
   readonly dataDir?: string;
   readonly s3?: TestS3Server;
-  readonly flushAgeSecs?: number;
+  /** `receiver.sink.flush_age_secs` (default 1); `null` leaves it out (the shipped default). */
+  readonly flushAgeSecs?: number | null;
+  /**
+   * `receiver.sink.flush_interval_ms` (default 0 here, so `flushAgeSecs` alone decides when tests flush); `null`
+   * leaves it out (the shipped default cadence).
+   */
+  readonly flushIntervalMs?: number | null;
+  /** `compaction.*` keys (snake_case) to set; none by default. */
+  readonly compaction?: Readonly<Record<string, number | boolean>>;
   readonly groupCommitMs?: number;
   readonly defaultTenant?: string | null;
   readonly maxRequestBytes?: number;
@@ -96,8 +123,7 @@ ${Object.entries(options.s3Bounds ?? {})
 ${capYaml('max_http_connections', options.maxConnections?.http)}${capYaml('max_grpc_connections', options.maxConnections?.grpc)}  wal:
     group_commit_ms: ${options.groupCommitMs ?? 20}
 ${extraKeysYaml(options.receiverWal, '    ')}  sink:
-    flush_age_secs: ${options.flushAgeSecs ?? 1}
-  limits:
+${sinkYaml(options)}  limits:
     max_request_bytes: ${options.maxRequestBytes ?? 4194304}
     max_decompressed_bytes: ${options.maxDecompressedBytes ?? 16777216}
 ${extraKeysYaml(options.receiverLimits, '    ')}querier:
@@ -109,7 +135,7 @@ ${capYaml('max_connections', options.maxConnections?.query)}  default_window_sec
 ${limitsYaml(options.querierLimits)}tenancy:
   header: X-Sluice-Tenant
   default_tenant: ${tenant === null ? 'null' : JSON.stringify(tenant)}
-${authYaml(options.auth)}telemetry:
+${authYaml(options.auth)}${compactionYaml(options.compaction)}telemetry:
   prometheus: true
 `;
 }

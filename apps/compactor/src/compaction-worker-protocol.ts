@@ -9,6 +9,8 @@ import type { PartitionOutcome } from '@sluice/compaction';
 export interface CompactionWorkerData {
   readonly storage: StorageSettings;
   readonly graceSecs: number;
+  /** `compaction.open_hour_min_file_age_secs` (absent or 0 = open hours are not compacted). */
+  readonly openHourMinFileAgeSecs?: number;
   readonly memoryBudgetBytes: number;
   readonly scratchDir?: string;
   readonly rowGroupRows?: number;

@@ -33,6 +33,7 @@ port.on('message', (message: ToCompactionWorker) => {
       const outcome = await compactPartition(store, message.prefix, {
         now: Date.now,
         graceSecs: settings.graceSecs,
+        openHourMinFileAgeSecs: settings.openHourMinFileAgeSecs ?? 0,
         memoryBudgetBytes: settings.memoryBudgetBytes,
         ...(settings.scratchDir !== undefined ? { scratchDir: settings.scratchDir } : {}),
         ...(settings.rowGroupRows !== undefined ? { rowGroupRows: settings.rowGroupRows } : {}),

@@ -104,6 +104,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
   const metrics = createCompactionMetrics(deps.meter);
   const intervalMs = config.compaction.intervalSecs * 1000;
   const graceSecs = config.compaction.graceSecs;
+  const openHourMinFileAgeSecs = config.compaction.openHourMinFileAgeSecs;
   const abort = new AbortController();
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -117,6 +118,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
         const outcome = await compactPartition(store, prefix, {
           now,
           graceSecs,
+          openHourMinFileAgeSecs,
           memoryBudgetBytes,
           signal: abort.signal,
           ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
@@ -139,6 +141,7 @@ export function startCompactor(config: SluiceConfig, deps: CompactorDeps): Compa
           data: {
             storage: storageSettingsFrom(config.storage),
             graceSecs,
+            openHourMinFileAgeSecs,
             memoryBudgetBytes,
             ...(deps.scratchDir !== undefined ? { scratchDir: deps.scratchDir } : {}),
             ...(deps.rowGroupRows !== undefined ? { rowGroupRows: deps.rowGroupRows } : {}),

@@ -47,6 +47,12 @@ export interface CompactPartitionOptions {
   readonly now: () => number;
   /** `compaction.grace_secs`: late-data grace after the hour ends, and the minimum age before a file is deleted. */
   readonly graceSecs: number;
+  /**
+   * `compaction.open_hour_min_file_age_secs`: in a partition that is not sealed yet, merge the level-0 (sink) files
+   * at least this old, by their UUIDv7 name, into one more level-1 file (docs/design/freshness.md). Absent or 0:
+   * unsealed partitions are left alone.
+   */
+  readonly openHourMinFileAgeSecs?: number;
   /** Rows per output row group (default 65,536). */
   readonly rowGroupRows?: number;
   /** `compaction.memory_budget_bytes`: decoded bytes the merge may hold (default 64 MiB). */
@@ -95,7 +101,11 @@ export type PartitionOutcome =
   | {
       readonly status: 'noop';
       readonly partition: string;
-      readonly reason: 'unsealed' | 'single_file';
+      /**
+       * `unsealed`: open hour, open-hour compaction off; `single_file`: nothing to merge; `too_young`: open hour,
+       * fewer than two level-0 files old enough to merge.
+       */
+      readonly reason: 'unsealed' | 'single_file' | 'too_young';
       readonly cleanup: CleanupReport;
     }
   | {
@@ -286,8 +296,9 @@ export async function compactPartition(
   const { signal } = options;
   const nowMs = options.now();
   const graceMs = options.graceSecs * 1000;
-  if (!isSealed(parts.hourStartMs, nowMs, options.graceSecs))
-    return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
+  const sealed = isSealed(parts.hourStartMs, nowMs, options.graceSecs);
+  const minAgeMs = (options.openHourMinFileAgeSecs ?? 0) * 1000;
+  if (!sealed && !(minAgeMs > 0)) return { status: 'noop', partition: prefix, reason: 'unsealed', cleanup: NO_CLEANUP };
   const ctx: QuarantineContext = { store, prefix, tenant: parts.tenant, now: options.now };
 
   const listing = await listPartition(store, prefix, signal);
@@ -400,7 +411,25 @@ export async function compactPartition(
     liveFiles.set(name, opened.file);
   }
   liveNames.sort(compareKeys);
-  if (liveNames.length <= 1) return { status: 'noop', partition: prefix, reason: 'single_file', cleanup: report };
+  // What this run merges. A sealed hour: every live file, into one. An open hour: only level-0 (sink) files old
+  // enough that a live tail has read them (docs/design/freshness.md); level-1 outputs wait for the hour to seal,
+  // so each byte is rewritten at most twice per hour instead of once per pass.
+  const inputNames = sealed
+    ? liveNames.slice()
+    : liveNames.filter((n) => {
+        const createdMs = uuidv7Timestamp(n.slice(0, -'.parquet'.length));
+        return provenanceOf(liveFiles.get(n)!) === null && createdMs !== null && nowMs - createdMs >= minAgeMs;
+      });
+  const adopted = cleanup.stranded.map((k) => k.slice(prefix.length));
+  if (inputNames.length <= 1) {
+    // Nothing to merge, but adopted late files must not stay invisible: list them as they are.
+    if (adopted.length > 0 && current !== null && manifest !== null) {
+      const r = await commitAdoption(store, prefix, { etag: current.etag, generation: manifest.generation }, liveNames);
+      if (r === 'conflict')
+        return { status: 'lost_race', partition: prefix, generation: manifest.generation + 1, output: null, cleanup: report };
+    }
+    return { status: 'noop', partition: prefix, reason: sealed ? 'single_file' : 'too_young', cleanup: report };
+  }
 
   // An output must never sit unlisted in a partition without a manifest (readers would glob it as live, and a
   // crash before the commit would duplicate rows). So an unmanifested partition first gets generation 0 listing
@@ -419,6 +448,18 @@ export async function compactPartition(
     baseEtag = boot.etag;
     baseGeneration = 0;
     baseFiles = liveNames.slice();
+    // A sink file stored after our listing whose sink looked for a manifest before this bootstrap landed is in
+    // neither (manifest-append in @sluice/sink): list again and make it live now rather than at the next sweep.
+    const late = await sinkFilesSince(store, prefix, parts.tenant, new Set(liveNames), signal);
+    if (late.length > 0) {
+      const files = [...liveNames, ...late].sort(compareKeys);
+      const r = await commitAdoption(store, prefix, { etag: baseEtag, generation: 0 }, files);
+      if (r === 'conflict')
+        return { status: 'lost_race', partition: prefix, generation: 1, output: null, cleanup: report };
+      baseEtag = r.etag;
+      baseGeneration = 1;
+      baseFiles = files;
+    }
   } else {
     baseEtag = current.etag;
     baseGeneration = manifest.generation;
@@ -426,11 +467,11 @@ export async function compactPartition(
 
   // Provenance: this output replaces its inputs and whatever they replaced that still exists.
   const present = new Set(listing.files.keys());
-  const replaces = new Set(liveNames);
-  for (const file of liveFiles.values())
-    for (const r of provenanceOf(file)?.replaces ?? []) if (present.has(r)) replaces.add(r);
+  const replaces = new Set(inputNames);
+  for (const name of inputNames)
+    for (const r of provenanceOf(liveFiles.get(name)!)?.replaces ?? []) if (present.has(r)) replaces.add(r);
   const generation = baseGeneration + 1;
-  const inputs = liveNames.map((n) => liveFiles.get(n)!);
+  const inputs = inputNames.map((n) => liveFiles.get(n)!);
   const expectedRows = inputs.reduce((n, f) => n + f.numRows, 0);
 
   await options.beforeMerge?.();
@@ -450,7 +491,7 @@ export async function compactPartition(
     });
   } catch (e) {
     if (!(e instanceof MergeInputError)) throw e;
-    const name = liveNames[e.input]!;
+    const name = inputNames[e.input]!;
     const newer = newerSchemaVersion(liveFiles.get(name) ?? null);
     if (newer !== null && e.reason !== 'tenant_mismatch')
       throw new CompactionError(
@@ -480,18 +521,24 @@ export async function compactPartition(
     throw new CompactionError(`${prefix}: ${output} was not committed within half the grace period; left as an orphan`);
   }
 
-  const committed = await store.putConditional(
-    manifestKey(prefix),
-    encodePartitionManifest({ generation, files: [output] }),
-    { ifMatch: baseEtag },
+  const committed = await commitMerge(
+    store,
+    prefix,
+    { etag: baseEtag, generation: baseGeneration, files: baseFiles },
+    inputNames,
+    liveNames,
+    output,
+    () => options.now() - outputMs > graceMs / 2,
   );
-  if (committed.status === 'conflict')
+  if (committed === 'conflict')
     return { status: 'lost_race', partition: prefix, generation, output, cleanup: report };
+  if (committed === 'stalled')
+    throw new CompactionError(`${prefix}: ${output} was not committed within half the grace period; left as an orphan`);
   if ((await store.head(outputKey)) === null) {
     // Defence in depth: the output vanished before the commit landed. Re-publish the previous live set.
     await store.putConditional(
       manifestKey(prefix),
-      encodePartitionManifest({ generation: generation + 1, files: liveNames }),
+      encodePartitionManifest({ generation: committed.generation + 1, files: committed.previous }),
       { ifMatch: committed.etag },
     );
     throw new CompactionError(
@@ -506,18 +553,18 @@ export async function compactPartition(
     tenantId: parts.tenant,
     timestampUnixNano: nowNs,
     partition: prefix,
-    generation,
-    inputs: liveNames,
+    generation: committed.generation,
+    inputs: inputNames,
     output,
     rows,
-    inputBytes: liveNames.reduce((n, name) => n + (listing.files.get(name) ?? 0), 0),
+    inputBytes: inputNames.reduce((n, name) => n + (listing.files.get(name) ?? 0), 0),
     outputBytes: bytes.byteLength,
   });
   const base = {
     status: 'committed',
     partition: prefix,
-    generation,
-    inputs: liveNames,
+    generation: committed.generation,
+    inputs: inputNames,
     output,
     rows,
     cleanup: report,
@@ -534,4 +581,88 @@ export async function compactPartition(
 interface ManifestBase {
   readonly etag: string;
   readonly generation: number;
+}
+
+/** Compare-and-swap rounds a merge's commit rebases over concurrent commits before it counts as a lost race. */
+const MAX_COMMIT_ROUNDS = 8;
+
+/**
+ * Commits `output` in place of `inputs`: the next generation lists the base's files without the inputs, plus the
+ * output, plus the live files this run adopted but did not merge. When another writer committed first (a sink
+ * adding a file, or another compactor), the commit is redone over the new generation as long as it still lists
+ * every input: replacing exactly those files by the file that holds exactly their rows conserves every row
+ * whatever else the other writer changed. Otherwise the race is lost and the output is an orphan.
+ */
+async function commitMerge(
+  store: ObjectStore,
+  prefix: string,
+  first: ManifestBase & { readonly files: readonly string[] },
+  inputs: readonly string[],
+  live: readonly string[],
+  output: string,
+  stalled: () => boolean,
+): Promise<
+  | { readonly etag: string; readonly generation: number; readonly previous: readonly string[] }
+  | 'conflict'
+  | 'stalled'
+> {
+  const merged = new Set(inputs);
+  let base = first;
+  for (let round = 0; round < MAX_COMMIT_ROUNDS; round++) {
+    // Another sweeper deletes an uncommitted output once it is older than the grace: commit only well within it.
+    if (stalled()) return 'stalled';
+    const inBase = new Set(base.files);
+    const previous = [...base.files, ...live.filter((n) => !inBase.has(n) && !merged.has(n))].sort(compareKeys);
+    const files = [...previous.filter((n) => !merged.has(n)), output].sort(compareKeys);
+    const generation = base.generation + 1;
+    const put = await store.putConditional(manifestKey(prefix), encodePartitionManifest({ generation, files }), {
+      ifMatch: base.etag,
+    });
+    if (put.status === 'ok') return { etag: put.etag, generation, previous };
+    const now = await store.getVersioned(manifestKey(prefix));
+    if (now === null) return 'conflict';
+    const read = readManifest(now.bytes);
+    if (read.status !== 'ok') return 'conflict';
+    const listed = new Set(read.manifest.files);
+    if (!inputs.every((n) => listed.has(n))) return 'conflict';
+    base = { etag: now.etag, generation: read.manifest.generation, files: read.manifest.files };
+  }
+  return 'conflict';
+}
+
+/** Commits `files` (the live set plus adopted late files) as the generation after `base`. */
+async function commitAdoption(
+  store: ObjectStore,
+  prefix: string,
+  base: ManifestBase,
+  files: readonly string[],
+): Promise<{ readonly etag: string } | 'conflict'> {
+  const put = await store.putConditional(
+    manifestKey(prefix),
+    encodePartitionManifest({ generation: base.generation + 1, files: [...files].sort(compareKeys) }),
+    { ifMatch: base.etag },
+  );
+  return put.status === 'ok' ? { etag: put.etag } : 'conflict';
+}
+
+/**
+ * Data files in the partition that are not in `known` and are not compaction outputs (those are never live
+ * until a manifest names them): sink files that landed after `known` was listed. One that does not decode is
+ * left for the next sweep's clean-up, which quarantines it.
+ */
+async function sinkFilesSince(
+  store: ObjectStore,
+  prefix: string,
+  tenant: string,
+  known: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  const again = await listPartition(store, prefix, signal);
+  const late: string[] = [];
+  for (const [name, size] of again.files) {
+    if (known.has(name)) continue;
+    const opened = await openInput(store, prefix, name, size, tenant);
+    if (opened.status === 'ok' && provenanceOf(opened.file) === null) late.push(name);
+  }
+  return late;
 }

@@ -394,6 +394,11 @@ const compactionSchema = section({
   enabled: booleanKey('Run the compaction role.', true),
   interval_secs: integerKey('Seconds between compaction passes.', 300),
   grace_secs: integerKey('Age in seconds a partition must reach before it is compacted.', 900),
+  open_hour_min_file_age_secs: integerKey(
+    'Continuous compaction of hours still open (docs/design/freshness.md): sink files at least this old, by their UUIDv7 name, are merged each pass so files per partition stay bounded; younger ones are left for live tails to read first. 0 = off (only sealed hours are compacted).',
+    10,
+    { min: 0, max: 3600 },
+  ),
   memory_budget_bytes: integerKey(
     'Decoded row bytes a partition merge may hold at once (footer estimate); wider rows are merged in smaller slices and row groups.',
     67108864,

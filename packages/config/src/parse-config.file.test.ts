@@ -102,7 +102,13 @@ describe('parseConfig file mode', () => {
         enforcement: 'enforce',
       },
     });
-    assert.deepEqual(c.compaction, { enabled: true, intervalSecs: 300, graceSecs: 900, memoryBudgetBytes: 67108864 });
+    assert.deepEqual(c.compaction, {
+      enabled: true,
+      intervalSecs: 300,
+      graceSecs: 900,
+      openHourMinFileAgeSecs: 10,
+      memoryBudgetBytes: 67108864,
+    });
     assert.deepEqual(c.tenancy, { header: 'X-Sluice-Tenant', defaultTenant: null });
     assert.deepEqual(c.auth, { enabled: false, tokensFile: null, tokens: null, protectMetrics: true });
     assert.deepEqual(c.telemetry, { otlpEndpoint: null, prometheus: true, serviceName: 'sluice' });
@@ -163,7 +169,13 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
     assert.equal(c.receiver.miner.maxTemplatesPerTenant, 10);
     assert.equal(c.querier.httpAddr, '[::1]:4319');
     assert.equal(c.querier.mcp.enabled, false);
-    assert.deepEqual(c.compaction, { enabled: false, intervalSecs: 1, graceSecs: 2, memoryBudgetBytes: 67108864 });
+    assert.deepEqual(c.compaction, {
+      enabled: false,
+      intervalSecs: 1,
+      graceSecs: 2,
+      openHourMinFileAgeSecs: 10,
+      memoryBudgetBytes: 67108864,
+    });
     assert.deepEqual(c.tenancy, { header: 'X-Org', defaultTenant: 'acme' });
     assert.deepEqual(c.telemetry, {
       otlpEndpoint: 'http://collector:4318',

@@ -196,6 +196,11 @@ export interface CompactionConfig {
   readonly enabled: boolean;
   readonly intervalSecs: number;
   readonly graceSecs: number;
+  /**
+   * `open_hour_min_file_age_secs`: merge level-0 (sink) files of hours still open once they are this old; 0 = only
+   * sealed hours are compacted.
+   */
+  readonly openHourMinFileAgeSecs: number;
   /** `memory_budget_bytes`: decoded bytes one partition merge may hold at once. */
   readonly memoryBudgetBytes: number;
 }

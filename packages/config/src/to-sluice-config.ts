@@ -105,6 +105,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       enabled: compaction.enabled,
       intervalSecs: compaction.interval_secs,
       graceSecs: compaction.grace_secs,
+      openHourMinFileAgeSecs: compaction.open_hour_min_file_age_secs,
       memoryBudgetBytes: compaction.memory_budget_bytes,
     },
     tenancy: { header: tenancy.header, defaultTenant: tenancy.default_tenant },

@@ -27,13 +27,14 @@ export const FRESH_TENANT = 'fresh';
 
 /**
  * Starts `shape` over `dir/data` with the shipped `receiver.sink` settings (no flush key set). `compaction` keys
- * go to the process that runs the compactor.
+ * go to the process that runs the compactor (`'shipped'`: no compaction key set).
  */
 export async function startDeployment(
   shape: Shape,
   dir: string,
-  compaction: Readonly<Record<string, number | boolean>> = { enabled: false },
+  keys: Readonly<Record<string, number | boolean>> | 'shipped' = { enabled: false },
 ): Promise<Deployment> {
+  const compaction = keys === 'shipped' ? undefined : keys;
   const common = {
     dataDir: join(dir, 'data'),
     flushAgeSecs: null,
@@ -44,13 +45,17 @@ export async function startDeployment(
   const processes: SluiceProcess[] = [];
   try {
     if (shape === 'single') {
-      const p = await spawnSluice(testConfigYaml({ ...common, walDir: join(dir, 'wal'), querier: true, compaction }), {
-        dir,
-      });
+      const p = await spawnSluice(
+        testConfigYaml({ ...common, walDir: join(dir, 'wal'), querier: true, ...(compaction ? { compaction } : {}) }),
+        { dir },
+      );
       processes.push(p);
     } else {
       processes.push(
-        await spawnSluice(testConfigYaml({ ...common, walDir: join(dir, 'wal'), querier: false, compaction }), { dir }),
+        await spawnSluice(
+          testConfigYaml({ ...common, walDir: join(dir, 'wal'), querier: false, ...(compaction ? { compaction } : {}) }),
+          { dir },
+        ),
       );
       processes.push(
         await spawnSluice(

@@ -1,6 +1,7 @@
 /**
  * Ack means durable: kill -9 the gateway at random moments during a steady export stream, restart it on the
- * same WAL and store, and check that every acknowledged record is in Parquet in the end (count and content).
+ * same WAL and store, and check that every acknowledged record is in Parquet in the end (count and content), in
+ * the live set queries read. The shipped flush cadence runs, and the compactor merges the open hour every second.
  * Replay is asserted, not assumed: after each kill the test counts the WAL frames past the checkpoint (what the
  * next start must replay), and each restart must report exactly that many replayed exports. The last kill lands in
  * a run whose flush age is an hour, so its acknowledged exports are all past the checkpoint and that restart
@@ -14,7 +15,7 @@ import { encodeLogsProtobuf } from '@sluice/otlp';
 import { openWal, readCheckpoint, readWal } from '@sluice/wal';
 import { post } from '../helpers/http-client.js';
 import { makeRecords } from '../helpers/records.js';
-import { readStoredRows } from '../helpers/read-store.js';
+import { readLiveRows } from '../helpers/read-store.js';
 import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
@@ -73,9 +74,29 @@ test(
     const dir = tempDir('kill');
     const dataDir = join(dir, 'data');
     const walDir = join(dir, 'wal');
-    const config = testConfigYaml({ walDir, dataDir, flushAgeSecs: 1, groupCommitMs: 10 });
-    // No age flush within a cycle: everything the last cycle acknowledges is past the checkpoint at its kill.
-    const noFlushConfig = testConfigYaml({ walDir, dataDir, flushAgeSecs: 3600, groupCommitMs: 10 });
+    // The shipped flush cadence (receiver.sink.flush_interval_ms), with the compactor merging the open hour as
+    // fast as it can (a sweep a second, files a second old), so kills land in flushes, manifest appends and
+    // compaction commits alike.
+    const compaction = { interval_secs: 1, open_hour_min_file_age_secs: 1 };
+    const config = testConfigYaml({
+      walDir,
+      dataDir,
+      flushAgeSecs: null,
+      flushIntervalMs: null,
+      groupCommitMs: 10,
+      compaction,
+    });
+    // No flush within a cycle: everything the last cycle acknowledges is past the checkpoint at its kill.
+    const noFlushConfig = testConfigYaml({
+      walDir,
+      dataDir,
+      flushAgeSecs: 3600,
+      flushIntervalMs: 0,
+      groupCommitMs: 10,
+      compaction,
+    });
+    // Records in the current hour, so the open-hour compaction works on them.
+    const baseNs = BigInt(Date.now()) * 1_000_000n;
     const acked = new Set<number>(); // batch numbers
     let nextBatch = 0;
     let replays = 0;
@@ -104,7 +125,7 @@ test(
       const loops = Array.from({ length: EXPORTERS }, async () => {
         while (running) {
           const batch = nextBatch++;
-          const body = encodeLogsProtobuf(makeRecords(BATCH, { start: batch * BATCH }));
+          const body = encodeLogsProtobuf(makeRecords(BATCH, { start: batch * BATCH, baseNs }));
           try {
             const res = await post(`${server.otlpHttpUrl}/v1/logs`, body, { 'content-type': 'application/x-protobuf' });
             if (res.status === 200) acked.add(batch);
@@ -143,10 +164,11 @@ test(
     const exit = await final.stop();
     assert.equal(exit.code, 0, final.logs.join('\n'));
 
-    const rows = await readStoredRows({ backend: 'local', root: dataDir });
+    // What queries see: the manifests' live sets (retired compaction inputs are not counted).
+    const rows = await readLiveRows({ backend: 'local', root: dataDir });
     const expected = new Map<bigint, string>();
     for (const batch of acked) {
-      for (const record of makeRecords(BATCH, { start: batch * BATCH })) {
+      for (const record of makeRecords(BATCH, { start: batch * BATCH, baseNs })) {
         expected.set(record.timeUnixNano, record.body?.kind === 'string' ? record.body.value : '');
       }
     }

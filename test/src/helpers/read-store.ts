@@ -12,7 +12,9 @@ import {
   createS3ObjectStore,
   decodeLogRows,
   LOG_COLUMN_NAMES,
+  manifestKey,
   openParquetFile,
+  parsePartitionManifest,
   sourceFromStore,
   type ObjectStore,
   type StoredLogRow,
@@ -62,6 +64,34 @@ export async function readStoredRows(location: StoreLocation): Promise<StoredRow
     const file = await openParquetFile(sourceFromStore(store, entry.key, entry.size));
     for (const group of file.rowGroups)
       rows.push(...decodeLogRows(await file.readRowGroup(group.index, LOG_COLUMN_NAMES)));
+  }
+  return rows;
+}
+
+/**
+ * The rows a query can see: per hour partition the files its `manifest.json` lists when it has one, else every
+ * `*.parquet` (docs/design/storage-format.md). Unlisted files (retired compaction inputs, orphans) are skipped.
+ */
+export async function readLiveRows(location: StoreLocation): Promise<StoredRowView[]> {
+  const store = storeFor(location);
+  const partitions = new Map<string, { key: string; size: number }[]>();
+  for await (const entry of store.list({ prefix: 'data/' })) {
+    if (entry.kind !== 'object') continue;
+    const prefix = entry.key.slice(0, entry.key.lastIndexOf('/') + 1);
+    const list = partitions.get(prefix) ?? [];
+    list.push({ key: entry.key, size: entry.size });
+    partitions.set(prefix, list);
+  }
+  const rows: StoredRowView[] = [];
+  for (const [prefix, objects] of partitions) {
+    const bytes = objects.some((o) => o.key === manifestKey(prefix)) ? await store.get(manifestKey(prefix)) : null;
+    const live = bytes === null ? null : new Set(parsePartitionManifest(bytes).files.map((f) => `${prefix}${f}`));
+    for (const o of objects) {
+      if (!o.key.endsWith('.parquet') || (live !== null && !live.has(o.key))) continue;
+      const file = await openParquetFile(sourceFromStore(store, o.key, o.size));
+      for (const group of file.rowGroups)
+        rows.push(...decodeLogRows(await file.readRowGroup(group.index, LOG_COLUMN_NAMES)));
+    }
   }
   return rows;
 }

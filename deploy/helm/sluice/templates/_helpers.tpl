@@ -104,7 +104,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- $_ := set $receiver "wal_dir" $r.walDir -}}
 {{- $wal := include "sluice.pick" (list $r.wal "groupCommitMs:group_commit_ms segmentBytes:segment_bytes maxBacklogBytes:max_backlog_bytes fenceRetryMs:fence_retry_ms") | fromJson -}}
 {{- if $wal }}{{ $_ := set $receiver "wal" $wal }}{{ end -}}
-{{- $sink := include "sluice.pick" (list $r.sink "flushAgeSecs:flush_age_secs flushBytes:flush_bytes ceilingBytes:ceiling_bytes") | fromJson -}}
+{{- $sink := include "sluice.pick" (list $r.sink "flushAgeSecs:flush_age_secs flushIntervalMs:flush_interval_ms flushBytes:flush_bytes ceilingBytes:ceiling_bytes") | fromJson -}}
 {{- if $sink }}{{ $_ := set $receiver "sink" $sink }}{{ end -}}
 {{- $lim := include "sluice.pick" (list $r.limits "maxRequestBytes:max_request_bytes maxDecompressedBytes:max_decompressed_bytes maxInflightBytes:max_inflight_bytes minFreeDiskPercent:min_free_disk_percent") | fromJson -}}
 {{- if $lim }}{{ $_ := set $receiver "limits" $lim }}{{ end -}}
@@ -126,7 +126,7 @@ explicitly (compaction.enabled defaults to true in the binary).
 
 {{- $compaction := dict "enabled" $cx -}}
 {{- if $cx -}}
-{{- $c := include "sluice.pick" (list $v.compactor "intervalSecs:interval_secs graceSecs:grace_secs memoryBudgetBytes:memory_budget_bytes") | fromJson -}}
+{{- $c := include "sluice.pick" (list $v.compactor "intervalSecs:interval_secs graceSecs:grace_secs openHourMinFileAgeSecs:open_hour_min_file_age_secs memoryBudgetBytes:memory_budget_bytes") | fromJson -}}
 {{- $compaction = merge $compaction $c -}}
 {{- end -}}
 

@@ -39,7 +39,10 @@ import {
 const HOUR_MS = 3_600_000;
 
 function config(): SluiceConfig {
-  const r = parseConfig({ fileText: 'compaction: { enabled: true, interval_secs: 3600, grace_secs: 900, open_hour_min_file_age_secs: 0 }\n', env: {} });
+  const r = parseConfig({
+    fileText: 'compaction: { enabled: true, interval_secs: 3600, grace_secs: 900, open_hour_min_file_age_secs: 0 }\n',
+    env: {},
+  });
   if (!r.ok) throw new Error(r.error.map((i) => i.message).join('; '));
   return r.value;
 }

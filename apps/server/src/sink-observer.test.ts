@@ -7,11 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
-import {
-  METRIC_SLUICE_INGEST_VISIBILITY_LAG,
-  METRIC_SLUICE_SINK_FLUSH_ERRORS,
-  type Logger,
-} from '@sluice/telemetry';
+import { METRIC_SLUICE_INGEST_VISIBILITY_LAG, METRIC_SLUICE_SINK_FLUSH_ERRORS, type Logger } from '@sluice/telemetry';
 import type { FromSinkWorker } from '@sluice/receiver';
 import { createDiskGuardObserver, createSinkObserver } from './observers.js';
 

@@ -426,7 +426,13 @@ export async function compactPartition(
     if (adopted.length > 0 && current !== null && manifest !== null) {
       const r = await commitAdoption(store, prefix, { etag: current.etag, generation: manifest.generation }, liveNames);
       if (r === 'conflict')
-        return { status: 'lost_race', partition: prefix, generation: manifest.generation + 1, output: null, cleanup: report };
+        return {
+          status: 'lost_race',
+          partition: prefix,
+          generation: manifest.generation + 1,
+          output: null,
+          cleanup: report,
+        };
     }
     return { status: 'noop', partition: prefix, reason: sealed ? 'single_file' : 'too_young', cleanup: report };
   }
@@ -530,8 +536,7 @@ export async function compactPartition(
     output,
     () => options.now() - outputMs > graceMs / 2,
   );
-  if (committed === 'conflict')
-    return { status: 'lost_race', partition: prefix, generation, output, cleanup: report };
+  if (committed === 'conflict') return { status: 'lost_race', partition: prefix, generation, output, cleanup: report };
   if (committed === 'stalled')
     throw new CompactionError(`${prefix}: ${output} was not committed within half the grace period; left as an orphan`);
   if ((await store.head(outputKey)) === null) {
@@ -602,9 +607,7 @@ async function commitMerge(
   output: string,
   stalled: () => boolean,
 ): Promise<
-  | { readonly etag: string; readonly generation: number; readonly previous: readonly string[] }
-  | 'conflict'
-  | 'stalled'
+  { readonly etag: string; readonly generation: number; readonly previous: readonly string[] } | 'conflict' | 'stalled'
 > {
   const merged = new Set(inputs);
   let base = first;

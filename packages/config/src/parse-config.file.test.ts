@@ -157,7 +157,12 @@ telemetry: { otlp_endpoint: "http://collector:4318", prometheus: false, service_
       maxBacklogBytes: 2097152,
       fenceRetryMs: 1000,
     });
-    assert.deepEqual(c.receiver.sink, { flushAgeSecs: 2, flushIntervalMs: 1000, flushBytes: 65536, ceilingBytes: 1048576 });
+    assert.deepEqual(c.receiver.sink, {
+      flushAgeSecs: 2,
+      flushIntervalMs: 1000,
+      flushBytes: 65536,
+      ceilingBytes: 1048576,
+    });
     assert.deepEqual(c.receiver.limits, {
       maxRequestBytes: 1024,
       maxDecompressedBytes: 4096,

@@ -38,7 +38,10 @@ describe('sink freshness', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  async function fixture(name: string, exports: number): Promise<{ walDir: string; store: ObjectStore; last: WalPosition }> {
+  async function fixture(
+    name: string,
+    exports: number,
+  ): Promise<{ walDir: string; store: ObjectStore; last: WalPosition }> {
     const walDir = join(root, name, 'wal');
     const store = createLocalObjectStore({ root: join(root, name, 'store') });
     const wal = await openWal({ dir: walDir, groupCommitMs: 1, segmentBytes: 64 * 1024 * 1024 });
@@ -140,9 +143,19 @@ describe('sink freshness', () => {
       },
     });
     assert.equal(await appendToManifest(racing, `${PARTITION}late.parquet`), 'appended');
-    assert.deepEqual(parsePartitionManifest((await store.get(key))!), { generation: 3, files: ['c.parquet', 'late.parquet'] });
-    assert.equal(await appendToManifest(racing, `${PARTITION}late.parquet`), 'listed', 'a retried flush appends nothing');
-    assert.equal(await appendToManifest(racing, 'data/tenant_id=acme/year=2026/month=01/day=01/hour=01/x.parquet'), 'no_manifest');
+    assert.deepEqual(parsePartitionManifest((await store.get(key))!), {
+      generation: 3,
+      files: ['c.parquet', 'late.parquet'],
+    });
+    assert.equal(
+      await appendToManifest(racing, `${PARTITION}late.parquet`),
+      'listed',
+      'a retried flush appends nothing',
+    );
+    assert.equal(
+      await appendToManifest(racing, 'data/tenant_id=acme/year=2026/month=01/day=01/hour=01/x.parquet'),
+      'no_manifest',
+    );
     await store.put(key, new TextEncoder().encode('{not json'));
     assert.equal(await appendToManifest(racing, `${PARTITION}late2.parquet`), 'left_to_compactor');
   });

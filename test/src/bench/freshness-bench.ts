@@ -168,9 +168,17 @@ async function benchShape(shape: Shape): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:freshness — load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench:freshness — load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (const shape of ['single', 'split'] as const) await benchShape(shape);
-  console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 await main();

@@ -15,7 +15,7 @@ import { encodeLogsProtobuf } from '@sluice/otlp';
 import { openWal, readCheckpoint, readWal } from '@sluice/wal';
 import { post } from '../helpers/http-client.js';
 import { makeRecords } from '../helpers/records.js';
-import { readLiveRows } from '../helpers/read-store.js';
+import { listStoreFiles, readLiveRows } from '../helpers/read-store.js';
 import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
@@ -135,7 +135,8 @@ test(
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 150 + random() * 1200));
+      // Up to ~2.6 s: long enough for flushes (1 s cadence) and open-hour merges to be under way when the kill lands.
+      await new Promise((r) => setTimeout(r, 150 + random() * 2500));
       await server.kill();
       running = false;
       await Promise.all(loops);
@@ -161,7 +162,15 @@ test(
       throw error;
     }
     if (finalReplayed > 0) replays++;
+    // The compactor must have committed at least one open-hour merge during the run (its audit record), so the
+    // kills did land among compaction commits; the final run keeps going until one exists.
+    const compactions = async (): Promise<number> =>
+      (await listStoreFiles({ backend: 'local', root: dataDir })).filter((k) => k.endsWith('.jsonl')).length;
+    const compactedBy = Date.now() + 60_000;
+    while ((await compactions()) === 0 && Date.now() < compactedBy) await new Promise((r) => setTimeout(r, 250));
+    const compactionCommits = await compactions();
     const exit = await final.stop();
+    assert.ok(compactionCommits > 0, `no open-hour compaction committed during the run (seed ${seed})`);
     assert.equal(exit.code, 0, final.logs.join('\n'));
 
     // What queries see: the manifests' live sets (retired compaction inputs are not counted).
@@ -186,7 +195,7 @@ test(
     assert.equal(missing, 0, `acknowledged records missing after ${CYCLES} kill -9 cycles (seed ${seed})`);
     assert.ok(replays > 0, 'at least one restart replayed acknowledged exports from the WAL');
     console.log(
-      `kill -9 cycles: ${CYCLES}, acknowledged batches: ${acked.size}, restarts that replayed exports: ${replays}, seed ${seed}`,
+      `kill -9 cycles: ${CYCLES}, acknowledged batches: ${acked.size}, restarts that replayed exports: ${replays}, compaction commits: ${compactionCommits}, seed ${seed}`,
     );
   },
 );

@@ -53,7 +53,12 @@ export async function startDeployment(
     } else {
       processes.push(
         await spawnSluice(
-          testConfigYaml({ ...common, walDir: join(dir, 'wal'), querier: false, ...(compaction ? { compaction } : {}) }),
+          testConfigYaml({
+            ...common,
+            walDir: join(dir, 'wal'),
+            querier: false,
+            ...(compaction ? { compaction } : {}),
+          }),
           { dir },
         ),
       );

@@ -14,14 +14,7 @@ import { join } from 'node:path';
 import { createLocalObjectStore, dataPartitionPrefix, encodePartitionManifest, manifestKey } from '@sluice/storage';
 import { postQuery } from '../helpers/query-client.js';
 import { tempDir } from '../helpers/spawn-sluice.js';
-import {
-  FRESH_TENANT,
-  exportMarked,
-  marker,
-  startDeployment,
-  waitVisible,
-  type Shape,
-} from '../helpers/freshness.js';
+import { FRESH_TENANT, exportMarked, marker, startDeployment, waitVisible, type Shape } from '../helpers/freshness.js';
 
 /** Generous: the machine is shared and noisy. The 2 s goal is measured by the benchmark. */
 const BOUND_MS = 15_000;

@@ -96,6 +96,7 @@ export type {
 export { estimateDecodedBytes, openParquetFile } from './parquet-reader.js';
 export type { FooterCache, FooterCacheOptions, FooterCacheStats } from './footer-cache.js';
 export { createFooterCache } from './footer-cache.js';
+export { PROVENANCE_KEY, encodeProvenance, provenanceOf, type Provenance } from './compaction-provenance.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
 export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
 export type { ObjectStoreHooks, StorageSection, StorageSettings } from './object-store-settings.js';

@@ -22,3 +22,6 @@ export type { ListTemplatesOptions } from './templates.js';
 export { listTemplates } from './templates.js';
 export type { LiveFile } from './listing.js';
 export { MAX_REGEX_PATTERN_BYTES } from './predicate-eval.js';
+export type { TailPollOptions, TailPollOutcome } from './tail-poll.js';
+export { pollTail } from './tail-poll.js';
+export { projectedKeys } from './records.js';

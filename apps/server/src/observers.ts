@@ -243,7 +243,7 @@ export function createQueryObserver(meter: Meter): QueryObserver {
 }
 
 /**
- * Samples the pool, the admission queue and the permits held into their gauges every `intervalMs` and whenever `sample()` is called
+ * Samples the pool, the admission queue, the permits held and the live tails open into their gauges every `intervalMs` and whenever `sample()` is called
  * (the `/metrics` handler calls it, so a scrape always sees the current figures).
  */
 export function samplePoolGauges(
@@ -255,6 +255,7 @@ export function samplePoolGauges(
     limit: number;
     queueDepth: number;
     inFlight: number;
+    tailsOpen: number;
   },
   intervalMs = 1000,
 ): { sample(): void; stop(): void } {
@@ -267,6 +268,7 @@ export function samplePoolGauges(
     m.poolLimit.record(v.limit);
     m.queueDepth.record(v.queueDepth);
     m.inFlight.record(v.inFlight);
+    m.tailsOpen.record(v.tailsOpen);
   };
   sample();
   const timer = setInterval(sample, intervalMs);

@@ -152,6 +152,7 @@ export async function startServer(
       limit: q.pool.size,
       queueDepth: q.queueDepth(),
       inFlight: q.inFlight(),
+      tailsOpen: q.tailsOpen(),
     }));
     log.info('querier started', {
       http: `${q.address.address}:${q.address.port}`,

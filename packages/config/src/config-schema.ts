@@ -361,6 +361,24 @@ const querierSchema = section({
         AT_LEAST_ONE,
         'a query needs some memory',
       ),
+      max_live_tails: integerKey(
+        'Live tails (POST /v1/tail) open at once across all tenants; past it a new tail is refused query_tail_limit (503).',
+        10,
+      ),
+      max_tail_secs: integerKey(
+        'Longest life of one live tail, in seconds; it then ends with a final {"end":"max_tail_secs"} line.',
+        3600,
+      ),
+      max_tail_buffer_bytes: integerKey(
+        'Bytes of NDJSON lines one live tail may hold for a client that reads slower than records arrive (reserved on the query memory pool); past it the tail ends with a final {"dropped":n} line.',
+        1048576,
+        { min: 4096 },
+      ),
+      tail_poll_ms: integerKey(
+        'Milliseconds between two polls of the store by a live tail (each poll is one short admitted query).',
+        1000,
+        { min: 50, max: MAX_TIMER_MS },
+      ),
       max_listed_objects: integerKey('Objects a query may list while resolving its files.', 100000),
       max_files: integerKey('Data files a query may read.', 10000),
       default_rows: integerKey('Rows returned when a query sets no limit; must be <= max_rows.', 1000),

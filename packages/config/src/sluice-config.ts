@@ -160,6 +160,14 @@ export interface QueryLimitsConfig {
   readonly lightQueryMemoryBytes: number | null;
   /** `max_query_memory_bytes`: per-query ceiling on the pool; `null` = half the pool. */
   readonly maxQueryMemoryBytes: number | null;
+  /** `max_live_tails`: live tails open at once (all tenants); past it 503 `query_tail_limit`. */
+  readonly maxLiveTails: number;
+  /** `max_tail_secs`: longest life of one live tail. */
+  readonly maxTailSecs: number;
+  /** `max_tail_buffer_bytes`: NDJSON bytes one tail holds for a slow client (pool-reserved) before it drops. */
+  readonly maxTailBufferBytes: number;
+  /** `tail_poll_ms`: interval between a tail's polls of the store. */
+  readonly tailPollMs: number;
   readonly maxListedObjects: number;
   readonly maxFiles: number;
   /** `default_rows`: never above `maxRows` (validated). */

@@ -1,7 +1,7 @@
 /**
  * @module query-metrics
  * Instruments of the querier: query latency (rejections carry `error.type`), row-group pruning, the memory pool,
- * the admission queue, the size of every answer, and the result ceilings an observe-mode querier let pass.
+ * the admission queue, the live tails, the size of every answer, and the result ceilings an observe-mode querier let pass.
  */
 import type { Meter } from '@opentelemetry/api';
 import { createInstrument } from './create-instrument.js';
@@ -19,6 +19,7 @@ import {
   METRIC_SLUICE_QUERY_QUEUE_DEPTH,
   METRIC_SLUICE_QUERY_RESPONSE_SIZE,
   METRIC_SLUICE_QUERY_ROW_GROUPS,
+  METRIC_SLUICE_QUERY_TAILS_OPEN,
   SLUICE_QUERY_LIMIT_VALUE_MAX_QUERY_MEMORY_BYTES,
   SLUICE_QUERY_LIMIT_VALUE_MAX_RESULT_BYTES,
   SLUICE_QUERY_LIMIT_VALUE_MAX_ROWS,
@@ -44,6 +45,8 @@ export interface QueryMetrics {
   readonly queueDepth: InstrumentFor<typeof METRIC_SLUICE_QUERY_QUEUE_DEPTH>;
   /** `sluice.query.in_flight` gauge, `{query}` holding an admission permit. */
   readonly inFlight: InstrumentFor<typeof METRIC_SLUICE_QUERY_IN_FLIGHT>;
+  /** `sluice.query.tails.open` gauge, `{tail}`: live tails open now. */
+  readonly tailsOpen: InstrumentFor<typeof METRIC_SLUICE_QUERY_TAILS_OPEN>;
   /** `sluice.query.response.size` histogram, `By`: every answer's result bytes; requires `sluice.query.kind`. */
   readonly responseSize: InstrumentFor<typeof METRIC_SLUICE_QUERY_RESPONSE_SIZE>;
   /** `sluice.query.budget_exceeded` counter, `{query}`, by `sluice.query.limit`; every limit pre-seeded with 0. */
@@ -75,6 +78,7 @@ export function createQueryMetrics(meter: Meter): QueryMetrics {
     poolLimit: createInstrument(meter, METRIC_SLUICE_QUERY_POOL_LIMIT),
     queueDepth: createInstrument(meter, METRIC_SLUICE_QUERY_QUEUE_DEPTH),
     inFlight: createInstrument(meter, METRIC_SLUICE_QUERY_IN_FLIGHT),
+    tailsOpen: createInstrument(meter, METRIC_SLUICE_QUERY_TAILS_OPEN),
     responseSize: createInstrument(meter, METRIC_SLUICE_QUERY_RESPONSE_SIZE),
     budgetExceeded,
   };

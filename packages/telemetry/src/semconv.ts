@@ -375,6 +375,11 @@ export const METRIC_SLUICE_QUERY_IN_FLIGHT = 'sluice.query.in_flight';
 /** Attributes a {@link METRIC_SLUICE_QUERY_IN_FLIGHT} data point may carry; only `required` ones are mandatory. */
 export type SluiceQueryInFlightAttributes = Readonly<Record<string, never>>;
 
+/** `sluice.query.tails.open` (gauge, `{tail}`): Live tails (POST /v1/tail) open now; at most querier.limits.max_live_tails. */
+export const METRIC_SLUICE_QUERY_TAILS_OPEN = 'sluice.query.tails.open';
+/** Attributes a {@link METRIC_SLUICE_QUERY_TAILS_OPEN} data point may carry; only `required` ones are mandatory. */
+export type SluiceQueryTailsOpenAttributes = Readonly<Record<string, never>>;
+
 /** `sluice.connection.refused` (counter, `{connection}`): Connections refused because their listener was at its connection cap (the max_*connections keys). */
 export const METRIC_SLUICE_CONNECTION_REFUSED = 'sluice.connection.refused';
 /** Attributes a {@link METRIC_SLUICE_CONNECTION_REFUSED} data point may carry; only `required` ones are mandatory. */
@@ -677,6 +682,13 @@ export const METRICS = {
     description: 'Admission permits held now (queries executing or sending their response).',
     attributes: [],
   },
+  [METRIC_SLUICE_QUERY_TAILS_OPEN]: {
+    name: METRIC_SLUICE_QUERY_TAILS_OPEN,
+    instrument: 'gauge',
+    unit: '{tail}',
+    description: 'Live tails (POST /v1/tail) open now; at most querier.limits.max_live_tails.',
+    attributes: [],
+  },
   [METRIC_SLUICE_CONNECTION_REFUSED]: {
     name: METRIC_SLUICE_CONNECTION_REFUSED,
     instrument: 'counter',
@@ -764,6 +776,7 @@ export interface MetricAttributesByName {
   readonly [METRIC_SLUICE_QUERY_POOL_LIMIT]: SluiceQueryPoolLimitAttributes;
   readonly [METRIC_SLUICE_QUERY_QUEUE_DEPTH]: SluiceQueryQueueDepthAttributes;
   readonly [METRIC_SLUICE_QUERY_IN_FLIGHT]: SluiceQueryInFlightAttributes;
+  readonly [METRIC_SLUICE_QUERY_TAILS_OPEN]: SluiceQueryTailsOpenAttributes;
   readonly [METRIC_SLUICE_CONNECTION_REFUSED]: SluiceConnectionRefusedAttributes;
   readonly [METRIC_SLUICE_COMPACTION_PARTITIONS]: SluiceCompactionPartitionsAttributes;
   readonly [METRIC_SLUICE_COMPACTION_ROWS]: SluiceCompactionRowsAttributes;

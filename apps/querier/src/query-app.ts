@@ -20,12 +20,16 @@ import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { PROBE_PATHS, answerProbe, type Probes } from '@sluice/core';
 import type { AccessGate, AccessRefusal, ConnectionCap, TenantSurface } from '@sluice/edge';
+import type { Logger } from '@sluice/telemetry';
 import { checkRequestedTimeout, parseQueryRequest } from '@sluice/query';
 import { createMcpCancellations } from './mcp-cancellations.js';
 import { handleMcpRequest } from './mcp-endpoint.js';
 import { errorEnvelope, httpStatusFor, type QueryError } from './query-error.js';
 import type { QueryService, ServiceOutcome } from './query-service.js';
 import { MAX_QUERY_BODY_BYTES, readLimitedBody } from './read-limited-body.js';
+import type { LiveTails } from './live-tails.js';
+import { parseTailRequest, SINCE_PARAM } from './tail-request.js';
+import { runTailSession, type TailHooks } from './tail-session.js';
 
 /** Options for {@link createQueryApp}. */
 export interface QueryAppOptions {
@@ -38,6 +42,25 @@ export interface QueryAppOptions {
   readonly mcpEnabled: boolean;
   readonly maxRows: number;
   readonly version: string;
+  /** `POST /v1/tail` (docs/design/query-governance.md, "Live tail"); absent = the route answers 404. */
+  readonly tails?: TailRouteOptions;
+}
+
+/** What the live-tail route needs. */
+export interface TailRouteOptions {
+  readonly registry: LiveTails;
+  readonly log: Logger;
+  /** `querier.limits.max_tail_secs` in ms. */
+  readonly maxTailMs: number;
+  /** `querier.limits.max_tail_buffer_bytes`. */
+  readonly maxTailBufferBytes: number;
+  /** `querier.limits.tail_poll_ms`. */
+  readonly pollMs: number;
+  /** Wall clock in ns (default `Date.now`). */
+  readonly nowNs?: () => bigint;
+  /** Test seams: the wait for a client that does not read the last line, and the tail's hooks. */
+  readonly lingerMs?: number;
+  readonly hooks?: TailHooks;
 }
 
 type AppContext = Context<{ Bindings: HttpBindings }>;
@@ -243,6 +266,49 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     // 'finish': the body has been handed to the socket; 'close': the client went away first.
     releaseWhenSent(outgoing, () => outcome.done());
     return c.body(outcome.body as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
+  });
+
+  app.post('/v1/tail', async (c) => {
+    const tails = options.tails;
+    if (tails === undefined) return c.text('not found\n', 404);
+    // The same gate as /v1/query: token, tenant header, the token's tenant set.
+    const admitted = admit(c, 'query');
+    if (!admitted.ok) return refusalResponse(c, access, admitted.error);
+    const body = await readLimitedBody(c.req.raw);
+    if (body.status === 'too_large')
+      return errorResponse(c, {
+        kind: 'request_too_large',
+        message: `request body exceeds ${MAX_QUERY_BODY_BYTES} bytes`,
+      });
+    if (body.status === 'invalid_utf8')
+      return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
+    const nowNs = tails.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
+    const request = parseTailRequest(
+      c.req.header('content-type'),
+      body.text,
+      c.req.queries(SINCE_PARAM) ?? [],
+      nowNs(),
+    );
+    if (!request.ok) return errorResponse(c, { kind: 'invalid_query', message: request.error });
+    const outgoing: ServerResponse | undefined = c.env?.outgoing;
+    if (outgoing === undefined) return errorResponse(c, { kind: 'internal', message: 'live tail needs a socket' });
+    const slot = tails.registry.open(admitted.value.tenant);
+    if (!slot.ok) return errorResponse(c, slot.error);
+    await runTailSession({
+      service: options.service,
+      log: tails.log,
+      tenant: admitted.value.tenant,
+      request: request.value,
+      slot: slot.value,
+      outgoing,
+      maxTailMs: tails.maxTailMs,
+      maxTailBufferBytes: tails.maxTailBufferBytes,
+      pollMs: tails.pollMs,
+      nowNs,
+      ...(tails.lingerMs !== undefined ? { lingerMs: tails.lingerMs } : {}),
+      ...(tails.hooks !== undefined ? { hooks: tails.hooks } : {}),
+    });
+    return RESPONSE_ALREADY_SENT;
   });
 
   app.all('/mcp', async (c) => {

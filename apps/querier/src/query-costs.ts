@@ -144,6 +144,7 @@ export function queryFingerprint(tenant: string, job: QueryJobKind, nowNs: bigin
 /** The tenant-independent part of {@link queryFingerprint}: the normalized statement and the window's width. */
 function statementKey(job: QueryJobKind, nowNs: bigint, defaultWindowSecs: number): string {
   if (job.kind === 'list_templates') return 'list_templates';
+  if (job.kind === 'tail_poll') return `tail\u0000${printPredicate(job.predicate)}`;
   const q = job.query;
   const width = widthBucket(q, nowNs, defaultWindowSecs);
   if (q.kind === 'drift') return `drift\u0000${width}`;

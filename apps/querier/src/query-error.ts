@@ -16,6 +16,7 @@ export type QueryErrorKind =
   | 'invalid_query'
   | 'request_too_large'
   | 'too_many_connections'
+  | 'query_tail_limit'
   | LimitErrorKind
   | 'storage_unavailable'
   | 'storage_corrupt'
@@ -71,6 +72,7 @@ export function httpStatusFor(kind: QueryErrorKind): 400 | 401 | 403 | 413 | 422
     case 'request_too_large':
       return 413;
     case 'too_many_connections':
+    case 'query_tail_limit':
       return 503;
     case 'query_memory_limit':
     case 'query_file_limit':
@@ -114,6 +116,7 @@ export function mcpErrorCodeFor(kind: QueryErrorKind): number {
     case 'tenant_denied':
       return JSONRPC_INVALID_REQUEST;
     case 'too_many_connections':
+    case 'query_tail_limit':
       return JSONRPC_INTERNAL_ERROR;
     case 'query_memory_limit':
     case 'query_file_limit':

@@ -136,6 +136,8 @@ export interface QueryService {
 
 function metricKind(job: QueryJobKind): QueryMetricKind {
   if (job.kind === 'list_templates') return 'templates';
+  // A live tail's poll is a log query over the files it has not read yet.
+  if (job.kind === 'tail_poll') return 'logs';
   return job.query.kind === 'drift' ? 'drift' : 'logs';
 }
 

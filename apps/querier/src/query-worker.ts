@@ -8,7 +8,15 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
-import { executeQuery, listTemplates, type ExecuteOutcome, type LineSink, type QueryFailure } from '@sluice/engine';
+import {
+  executeQuery,
+  listTemplates,
+  pollTail,
+  type ExecuteOutcome,
+  type LineSink,
+  type QueryFailure,
+  type TailPollOutcome,
+} from '@sluice/engine';
 import { attachMemoryPool, describeLimitError, limitErrorDetails, type CeilingCrossed } from '@sluice/limits';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
@@ -80,6 +88,20 @@ function lineSink(id: string, signal: AbortSignal): LineSink {
   };
 }
 
+/** A tail poll's outcome in the shape every job answers with (its trailer is the body; no row-group figures). */
+function asExecuteOutcome(outcome: TailPollOutcome): ExecuteOutcome {
+  if (outcome.status !== 'ok') return outcome;
+  return {
+    status: 'ok',
+    body: outcome.body,
+    budget: outcome.budget,
+    rows: outcome.rows,
+    stats: { bytes_read: 0, row_groups_scanned: 0, row_groups_pruned: 0, rows_excluded: 0 },
+    corrupt: outcome.corrupt,
+    streamedBytes: outcome.streamedBytes,
+  };
+}
+
 /** A failure as the user-facing error (limit kinds carry their own message). */
 function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): QueryError {
   switch (failure.kind) {
@@ -107,40 +129,60 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
     footers.relieve,
   );
   let outcome: ExecuteOutcome;
+  const job = message.job;
   try {
     outcome =
-      message.job.kind === 'list_templates'
-        ? await listTemplates({
-            store,
-            tenant: message.tenant,
-            reservation,
-            limits: settings.limits,
-            signal: controller.signal,
-            onCorruptObject: settings.onCorruptObject,
-            reclaim: reclaimer.reclaim,
-          })
-        : await executeQuery({
-            store,
-            tenant: message.tenant,
-            query: message.job.query,
-            nowNs: message.nowNs,
-            defaultWindowSecs: settings.defaultWindowSecs,
-            limits: settings.limits,
-            reservation,
-            ...(message.job.rowCap !== undefined ? { rowCap: message.job.rowCap } : {}),
-            signal: controller.signal,
-            onCorruptObject: settings.onCorruptObject,
-            reclaim: reclaimer.reclaim,
-            footers: footers.cache,
-            ...(message.stream === true
-              ? {
-                  stream: {
-                    sink: lineSink(message.id, controller.signal),
-                    ...(settings.streamBatchBytes !== undefined ? { batchBytes: settings.streamBatchBytes } : {}),
-                  },
-                }
-              : {}),
-          });
+      job.kind === 'tail_poll'
+        ? asExecuteOutcome(
+            await pollTail({
+              store,
+              tenant: message.tenant,
+              predicate: job.predicate,
+              ...(job.projectKeys !== undefined ? { projectKeys: new Set(job.projectKeys) } : {}),
+              partitions: job.partitions,
+              read: job.read,
+              emitFromNs: job.emitFromNs,
+              limits: settings.limits,
+              reservation,
+              sink: lineSink(message.id, controller.signal),
+              ...(settings.streamBatchBytes !== undefined ? { batchBytes: settings.streamBatchBytes } : {}),
+              signal: controller.signal,
+              onCorruptObject: settings.onCorruptObject,
+              reclaim: reclaimer.reclaim,
+            }),
+          )
+        : job.kind === 'list_templates'
+          ? await listTemplates({
+              store,
+              tenant: message.tenant,
+              reservation,
+              limits: settings.limits,
+              signal: controller.signal,
+              onCorruptObject: settings.onCorruptObject,
+              reclaim: reclaimer.reclaim,
+            })
+          : await executeQuery({
+              store,
+              tenant: message.tenant,
+              query: job.query,
+              nowNs: message.nowNs,
+              defaultWindowSecs: settings.defaultWindowSecs,
+              limits: settings.limits,
+              reservation,
+              ...(job.rowCap !== undefined ? { rowCap: job.rowCap } : {}),
+              signal: controller.signal,
+              onCorruptObject: settings.onCorruptObject,
+              reclaim: reclaimer.reclaim,
+              footers: footers.cache,
+              ...(message.stream === true
+                ? {
+                    stream: {
+                      sink: lineSink(message.id, controller.signal),
+                      ...(settings.streamBatchBytes !== undefined ? { batchBytes: settings.streamBatchBytes } : {}),
+                    },
+                  }
+                : {}),
+            });
   } catch {
     // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
     outcome = {

@@ -22,6 +22,7 @@ import {
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
 import { createCorruptObjectLog } from './corrupt-object-log.js';
+import { createLiveTails } from './live-tails.js';
 import { createQueryApp } from './query-app.js';
 import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
@@ -61,6 +62,8 @@ export interface Querier {
   queueDepth(): number;
   /** Admission permits held now. */
   inFlight(): number;
+  /** Live tails open now. */
+  tailsOpen(): number;
   stop(): Promise<void>;
 }
 
@@ -111,8 +114,9 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
 
   const pool = createMemoryPool({
     sizeBytes: sizing.value.sizeBytes,
-    // Per worker: its running query, a finished query's body still being sent, and its footer cache.
-    maxQueries: Math.max(64, limits.maxConcurrentQueries * 3),
+    // Per worker: its running query, a finished query's body still being sent, and its footer cache; and each
+    // live tail holds a slot for its buffer reservation besides the queries' own.
+    maxQueries: Math.max(64, limits.maxConcurrentQueries * 3) + limits.maxLiveTails,
   });
   // The light lane's permits come out of max_concurrent_queries (one worker per permit either way, so the
   // workers' memory envelope is the same with or without the lane); the general lane keeps at least one.
@@ -241,6 +245,12 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       ...(deps.meter ? { meter: deps.meter } : {}),
     }),
   });
+  const tails = createLiveTails({
+    pool,
+    log: deps.log,
+    maxLiveTails: limits.maxLiveTails,
+    maxTailBufferBytes: limits.maxTailBufferBytes,
+  });
   const app = createQueryApp({
     service,
     probes: deps.probes,
@@ -249,6 +259,13 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     mcpEnabled: config.querier.mcp.enabled,
     maxRows: limits.maxRows,
     version: deps.version,
+    tails: {
+      registry: tails,
+      log: deps.log,
+      maxTailMs: limits.maxTailSecs * 1000,
+      maxTailBufferBytes: limits.maxTailBufferBytes,
+      pollMs: limits.tailPollMs,
+    },
   });
   const at = splitHostPort(config.querier.httpAddr);
   if (!at.ok) throw new Error(`invalid querier.http_addr: ${at.error}`);
@@ -271,6 +288,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     pool,
     queueDepth: () => gate.queueDepth() + (light?.lane.gate.queueDepth() ?? 0),
     inFlight: () => gate.inFlight() + (light?.lane.gate.inFlight() ?? 0),
+    tailsOpen: () => tails.openCount(),
     async stop() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -11,7 +11,7 @@
  * querier buffer the result.
  */
 import type { CorruptObject, CorruptObjectPolicy } from '@sluice/engine';
-import type { Query } from '@sluice/query';
+import type { Predicate, Query, TimeWindow } from '@sluice/query';
 import type { CeilingCrossed, CeilingEnforcement, SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';
 import type { QueryError } from './query-error.js';
@@ -52,9 +52,26 @@ export interface QueryWorkerData {
   };
 }
 
+/**
+ * One poll of a live tail (docs/design/query-governance.md, "Live tail"): the records of the files of `partitions`
+ * that are not in `read`, streamed; the trailer names the files it read (see `pollTail` in @sluice/engine).
+ */
+export interface TailPollJob {
+  readonly kind: 'tail_poll';
+  readonly predicate: Predicate;
+  /** The statement's `project` keys; absent = whole records. */
+  readonly projectKeys?: readonly string[];
+  readonly partitions: TimeWindow;
+  readonly read: readonly string[];
+  /** Records older than this are not sent (the first poll's look-back); `null` = every record of a new file. */
+  readonly emitFromNs: bigint | null;
+}
+
 /** What a job asks for. */
 export type QueryJobKind =
-  { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number } | { readonly kind: 'list_templates' };
+  | { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number }
+  | { readonly kind: 'list_templates' }
+  | TailPollJob;
 
 /** Main → worker. */
 export type ToQueryWorker =

@@ -18,7 +18,8 @@ import type { ManualTimers } from '@sluice/limits/testing';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
 import { createLogger, type Logger } from '@sluice/telemetry';
 import { createCorruptObjectLog } from '../corrupt-object-log.js';
-import { createQueryApp } from '../query-app.js';
+import { createLiveTails, type LiveTails } from '../live-tails.js';
+import { createQueryApp, type TailRouteOptions } from '../query-app.js';
 import { createQueryCosts } from '../query-costs.js';
 import type { QueryError } from '../query-error.js';
 import { createQueryService, type QueryObserver } from '../query-service.js';
@@ -129,6 +130,8 @@ export class BlockingWorkers implements WorkerPool {
 
 export interface Harness {
   readonly app: ReturnType<typeof createQueryApp>;
+  /** The live tails, when {@link HarnessOptions.tails} is set. */
+  readonly tails: LiveTails | null;
   readonly gate: AdmissionGate;
   /** The light lane's gate, when the harness has one. */
   readonly lightGate: AdmissionGate | null;
@@ -178,6 +181,8 @@ export interface HarnessOptions {
   readonly streamBatchBytes?: number;
   /** Each real worker's footer cache (default production's: 32 MiB capped at pool / (8 x maxConcurrent)). */
   readonly footerCacheBytes?: number;
+  /** Serve `POST /v1/tail` with these settings (the registry is created here, on the harness's pool). */
+  readonly tails?: Omit<TailRouteOptions, 'registry' | 'log'> & { readonly maxLiveTails: number };
 }
 
 export function harness(o: HarnessOptions): Harness {
@@ -259,8 +264,12 @@ export function harness(o: HarnessOptions): Harness {
     queryTimeoutMs: o.queryTimeoutMs,
     ...(o.timers ? { timers: o.timers, now: o.timers.now } : {}),
   });
+  const tails = o.tails
+    ? createLiveTails({ pool, log, maxLiveTails: o.tails.maxLiveTails, maxTailBufferBytes: o.tails.maxTailBufferBytes })
+    : null;
   const app = createQueryApp({
     service,
+    ...(o.tails && tails ? { tails: { ...o.tails, registry: tails, log } } : {}),
     probes: { notReadyReason: () => null, metricsText: () => Promise.resolve(null) },
     access: createAccessGate({
       tokens: null,
@@ -271,7 +280,7 @@ export function harness(o: HarnessOptions): Harness {
     maxRows: 10_000,
     version: 'test',
   });
-  return { app, gate, lightGate, pool, deaths, close: () => workers.close() };
+  return { app, tails, gate, lightGate, pool, deaths, close: () => workers.close() };
 }
 
 export interface Answer {

@@ -159,6 +159,9 @@ function openTail(port: number, tenant: string, dsl: string, path = '/v1/tail', 
   });
 }
 
+/** Tail reservations in the pool's slot table. */
+const tailReservations = (h: Harness): number => h.pool.consumers().filter((c) => c.queryId.startsWith('tail')).length;
+
 const bodies = (t: Tail): unknown[] =>
   t.lines.filter((l) => 'body' in l).map((l) => (l['body'] as { line: string }).line);
 
@@ -306,6 +309,7 @@ describe('live tail: bounds', () => {
       one.req.destroy();
       await within(5000, () => s.h.tails?.openCount() === 1, 'the closed tail gave its slot back');
       await within(5000, () => s.h.pool.reserved() === idle, 'the pool is back to its idle value');
+      assert.equal(tailReservations(s.h), 1, 'the closed tail’s reservation left the pool’s slot table');
       const again = await openTail(s.port, 'other', 'true');
       assert.equal(again.res.statusCode, 200, 'a freed slot takes a new tail');
       two.req.destroy();
@@ -376,6 +380,7 @@ describe('live tail: bounds', () => {
         // Never read: the linger disconnects it. Either way nothing stays reserved.
         await within(10_000, () => s.h.tails?.openCount() === 0, 'the slot is free');
         await within(10_000, () => s.h.pool.reserved() === idle, 'the pool is back to its idle value');
+        assert.equal(tailReservations(s.h), 0, 'the tail’s reservation left the pool’s slot table');
         tail.req.destroy();
       } finally {
         await s.stop();

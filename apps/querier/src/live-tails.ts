@@ -4,7 +4,8 @@
  * once across tenants (the next is refused 503 `query_tail_limit` before anything is held), each with its own
  * reservation on the shared memory pool for the NDJSON bytes it holds for its client (at most
  * `max_tail_buffer_bytes`). A slot and its reservation are taken together and given back together, once, when the
- * tail's response is over (finished, or the client went away).
+ * tail's response is over (finished, or the client went away). When the querier stops, every open tail is ended
+ * (`stopAll`), so a shutdown never waits on a tail's client.
  */
 import type { MemoryPool, QueryReservation } from '@sluice/limits';
 import type { Logger } from '@sluice/telemetry';
@@ -24,6 +25,8 @@ export interface LiveTailsOptions {
 export interface TailSlot {
   readonly id: string;
   readonly reservation: QueryReservation;
+  /** Registers what ends the tail when the querier stops ({@link LiveTails.stopAll}). */
+  onStop(stop: () => void): void;
   close(): void;
 }
 
@@ -35,6 +38,8 @@ export interface LiveTails {
   ): { readonly ok: true; readonly value: TailSlot } | { readonly ok: false; readonly error: QueryError };
   /** Tails open now (`sluice.query.tails.open`). */
   openCount(): number;
+  /** Ends every open tail (the querier is stopping): each writes its last line and closes its connection. */
+  stopAll(): void;
 }
 
 /** Creates the registry. */
@@ -42,6 +47,7 @@ export function createLiveTails(options: LiveTailsOptions): LiveTails {
   const { pool, log, maxLiveTails, maxTailBufferBytes } = options;
   let open = 0;
   let sequence = 0;
+  const stoppers = new Map<string, () => void>();
   return {
     open(tenant) {
       if (open >= maxLiveTails) {
@@ -64,15 +70,22 @@ export function createLiveTails(options: LiveTailsOptions): LiveTails {
         value: {
           id,
           reservation,
+          onStop(stop) {
+            if (!closed) stoppers.set(id, stop);
+          },
           close() {
             if (closed) return;
             closed = true;
             open--;
+            stoppers.delete(id);
             pool.releaseQuery(id);
           },
         },
       };
     },
     openCount: () => open,
+    stopAll() {
+      for (const stop of [...stoppers.values()]) stop();
+    },
   };
 }

@@ -290,6 +290,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     inFlight: () => gate.inFlight() + (light?.lane.gate.inFlight() ?? 0),
     tailsOpen: () => tails.openCount(),
     async stop() {
+      // Open tails would otherwise hold their connections (and this stop) until max_tail_secs.
+      tails.stopAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();

@@ -11,8 +11,9 @@
  * the tail's buffer, reserved on the pool before each write and released as the socket takes them. A write that
  * would take the buffer past `max_tail_buffer_bytes` (or that the pool refuses) ends the tail with
  * `{"dropped":n,…}`: the client fell behind, and the querier does not buffer for it without bound. The tail also
- * ends at `max_tail_secs` (`{"end":"max_tail_secs",…}`), on a poll error that retrying cannot fix (an
- * `{"error":{…}}` line, as in streamed results), or when the client goes away.
+ * ends at `max_tail_secs` (`{"end":"max_tail_secs",…}`), when the querier stops (`{"end":"shutdown",…}`), on a
+ * poll error that retrying cannot fix (an `{"error":{…}}` line, as in streamed results), or when the client goes
+ * away.
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '@sluice/telemetry';
@@ -33,6 +34,7 @@ export const DEFAULT_TAIL_LINGER_MS = 5000;
 export type TailEnd =
   | { readonly kind: 'client_closed' }
   | { readonly kind: 'max_tail_secs' }
+  | { readonly kind: 'shutdown' }
   | { readonly kind: 'dropped' }
   | { readonly kind: 'error'; readonly error: QueryError };
 
@@ -113,6 +115,7 @@ export async function runTailSession(o: TailSessionOptions): Promise<void> {
     release();
   });
   const lifetime = setTimeout(() => finish({ kind: 'max_tail_secs' }), o.maxTailMs);
+  slot.onStop(() => finish({ kind: 'shutdown' }));
   let buffered = 0;
   let sent = 0;
   let dropped = 0;
@@ -197,15 +200,13 @@ export async function runTailSession(o: TailSessionOptions): Promise<void> {
     o.hooks?.afterPoll?.();
     if (end !== null) break;
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, o.pollMs);
-      stop.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(t);
-          resolve();
-        },
-        { once: true },
-      );
+      const wake = (): void => {
+        clearTimeout(t);
+        stop.signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      const t = setTimeout(wake, o.pollMs);
+      stop.signal.addEventListener('abort', wake, { once: true });
     });
   }
   clearTimeout(lifetime);
@@ -225,10 +226,10 @@ export async function runTailSession(o: TailSessionOptions): Promise<void> {
     ended.kind === 'error'
       ? errorEnvelope(ended.error)
       : JSON.stringify(
-          ended.kind === 'dropped'
-            ? { dropped, end: 'client_too_slow', ...summary }
-            : { end: 'max_tail_secs', ...summary },
+          ended.kind === 'dropped' ? { dropped, end: 'client_too_slow', ...summary } : { end: ended.kind, ...summary },
         );
+  // A stopping querier closes the connection after the last line, so its listener can close.
+  if (ended.kind === 'shutdown') outgoing.shouldKeepAlive = false;
   const line = Buffer.from(`${last}\n`, 'utf8');
   // The last line is written even past the buffer bound (it is small); a client that never reads it is
   // disconnected after the linger, so what it pins is bounded in time too.

@@ -519,19 +519,21 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     observer?.answered?.(kind, answerBytes);
     if (result.crossed !== undefined && result.crossed.length > 0)
       reportCrossed(result.crossed, { id, tenant, kind, lane, nowNs: context.nowNs, job });
-    log.info('query finished', {
-      query: id,
-      tenant,
-      kind,
-      lane,
-      rows: result.rows,
-      row_groups_scanned: result.rowGroupsScanned,
-      row_groups_pruned: result.rowGroupsPruned,
-      peak_bytes: result.peakBytes,
-      body_bytes: answerBytes,
-      ...(stream ? { streamed: true } : {}),
-      ms: Math.round(performance.now() - started),
-    });
+    // A live tail polls every tail_poll_ms: a poll that found nothing new is not worth a line each time.
+    if (job.kind !== 'tail_poll' || result.rows > 0)
+      log.info('query finished', {
+        query: id,
+        tenant,
+        kind,
+        lane,
+        rows: result.rows,
+        row_groups_scanned: result.rowGroupsScanned,
+        row_groups_pruned: result.rowGroupsPruned,
+        peak_bytes: result.peakBytes,
+        body_bytes: answerBytes,
+        ...(stream ? { streamed: true } : {}),
+        ms: Math.round(performance.now() - started),
+      });
     let released = false;
     return {
       status: 'ok',

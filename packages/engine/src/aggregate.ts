@@ -14,6 +14,7 @@ import { isPromotedService, pathColumn } from './fields.js';
 import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
 import { compareKeys } from '@sluice/storage';
+import { cellReader } from './decode/string-vector.js';
 
 /** One group. */
 export interface Group {
@@ -42,6 +43,7 @@ type KeyGetter = (i: number) => string | null;
 
 function pathKeyGetter(p: Path, cols: Columns, attrs: AttrReader): KeyGetter {
   const c = cols[pathColumn(p)] ?? [];
+  const at = cellReader(c);
   if (p.kind === 'attr' && !isPromotedService(p)) {
     const key = p.key;
     return (i) => attrKeyString(attrs.lookup(c, i, key));
@@ -49,7 +51,7 @@ function pathKeyGetter(p: Path, cols: Columns, attrs: AttrReader): KeyGetter {
   // Group keys repeat (template ids, numbers): render each distinct bigint once per row group, not once per row.
   const rendered = new Map<bigint, string>();
   return (i) => {
-    const v = c[i];
+    const v = at(i);
     if (v === null || v === undefined) return null;
     if (typeof v === 'bigint') {
       let text = rendered.get(v);
@@ -68,10 +70,10 @@ function pathKeyGetter(p: Path, cols: Columns, attrs: AttrReader): KeyGetter {
 function termGetter(t: GroupTerm, cols: Columns, attrs: AttrReader): KeyGetter {
   if (t.kind === 'path') return pathKeyGetter(t.path, cols, attrs);
   if (t.kind === 'param') {
-    const c = cols[LOG_COLUMNS.params] ?? [];
+    const c = cellReader(cols[LOG_COLUMNS.params]);
     const n = t.index;
     return (i) => {
-      const list = c[i];
+      const list = c(i);
       if (!Array.isArray(list)) return null;
       const slot: unknown = list[n];
       if (typeof slot !== 'object' || slot === null) return null;
@@ -79,8 +81,8 @@ function termGetter(t: GroupTerm, cols: Columns, attrs: AttrReader): KeyGetter {
       return typeof v === 'string' ? v : null;
     };
   }
-  const eff = cols[LOG_COLUMNS.effectiveTimeUnixNano] ?? [];
-  const time = cols[LOG_COLUMNS.timeUnixNano] ?? [];
+  const eff = cellReader(cols[LOG_COLUMNS.effectiveTimeUnixNano]);
+  const time = cellReader(cols[LOG_COLUMNS.timeUnixNano]);
   const w = t.widthNs;
   // Rows are mostly time-ordered, so consecutive rows share a bucket: test the current bucket's bounds first
   // (two comparisons) and divide only when a row falls outside it.
@@ -88,7 +90,7 @@ function termGetter(t: GroupTerm, cols: Columns, attrs: AttrReader): KeyGetter {
   let lastEnd = -1n;
   let lastText = '';
   return (i) => {
-    const raw = eff[i] ?? time[i];
+    const raw = eff(i) ?? time(i);
     if (typeof raw !== 'bigint') return null;
     const ns = raw >= 0n ? raw : BigInt.asUintN(64, raw);
     if (ns >= lastStart && ns < lastEnd) return lastText;
@@ -133,15 +135,17 @@ export class Aggregator {
       const c = cols[pathColumn(stage.path)] ?? [];
       const p = stage.path;
       if (p.kind === 'attr' && !isPromotedService(p)) value = (i) => attrNumber(attrs.lookup(c, i, p.key));
-      else
+      else {
+        const at = cellReader(c);
         value = (i) => {
-          const v = c[i];
+          const v = at(i);
           return typeof v === 'string'
             ? attrNumber({ t: 's', v })
             : typeof v === 'number' && Number.isFinite(v)
               ? v
               : null;
         };
+      }
     }
     const single = getters.length === 1 ? getters[0] : undefined;
     // Several terms: walk one nested map per term with a reused key array, so a row allocates nothing unless it

@@ -4,6 +4,7 @@
  * column value is parsed only when a still-candidate row asks for it, and at most once per row and column.
  * int64 values stay exact: canonical JSON carries them as decimal strings.
  */
+import { cell, type ColumnData } from './decode/string-vector.js';
 
 /** A typed attribute value; `other` covers arrays, kvlists, bytes and empty values (never compared). */
 export type AttrValue =
@@ -34,11 +35,11 @@ function typed(value: unknown): AttrValue {
 
 /** Per-row-group cache of parsed attribute columns (one row at a time per column). */
 export class AttrReader {
-  #row = new Map<ArrayLike<unknown>, { row: number; list: unknown[] }>();
+  #row = new Map<ColumnData, { row: number; list: unknown[] }>();
 
   /** The value of `key` in row `i` of a canonical-JSON column, or `undefined` when missing. */
-  lookup(column: ArrayLike<unknown>, i: number, key: string): AttrValue | undefined {
-    const text = column[i];
+  lookup(column: ColumnData, i: number, key: string): AttrValue | undefined {
+    const text = cell(column, i);
     // Cheap pre-check: a key that does not occur in the text cannot be present (no parse for most misses).
     if (typeof text !== 'string' || !text.includes(JSON.stringify(key))) return undefined;
     let cached = this.#row.get(column);

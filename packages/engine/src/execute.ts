@@ -30,7 +30,9 @@ import { RECORD_COLUMNS, RecordCollector, projectedKeys, renderLogRow, sortValue
 import type { QueryStats } from './render-json.js';
 import { emptyStats, jsonNumber, jsonString, renderStats } from './render-json.js';
 import type { OpenedFile } from './scan.js';
-import { DATA_FILE_COLUMNS, openReserved, readReserved } from './scan.js';
+import type { ColumnDecoderChoice } from './scan.js';
+import { DATA_FILE_COLUMNS, openReserved, readReservedWith } from './scan.js';
+import { cellReader } from './decode/string-vector.js';
 import { renderThroughBudget } from './result-body.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { effectiveRowLimit, queryWindow } from './window.js';
@@ -89,6 +91,12 @@ export interface ExecuteOptions {
    * is then only the trailer line `{"rows":n,"stats":{…}}`. Ignored for drift statements (answered whole).
    */
   readonly stream?: { readonly sink: LineSink; readonly batchBytes?: number };
+  /**
+   * Which decoder reads data files (docs/design/query-engine.md, "Columnar decode"): `columnar` (default) is
+   * Sluice's page decoder with hyparquet for the columns it does not handle; `hyparquet` is the reference path
+   * the property tests compare it with.
+   */
+  readonly decoder?: ColumnDecoderChoice;
 }
 
 export type { QueryFailure } from './failures.js';
@@ -142,6 +150,7 @@ async function runLogQuery(
   corrupt: CorruptObjects,
 ): Promise<ExecuteOutcome> {
   const { store, tenant, limits, signal, hooks } = options;
+  const decoder = options.decoder ?? 'columnar';
   const window = queryWindow(q, options.nowNs, options.defaultWindowSecs);
   const predicate = compilePredicate(q.predicate);
   const pruner = createPruner(q.predicate, window);
@@ -241,24 +250,24 @@ async function runLogQuery(
         const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
         const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
         if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
-        const first = await readReserved(opened, g.index, want, tracker);
+        const first = await readReservedWith(opened, g.index, want, tracker, decoder);
         let second: { cols: Columns; reserved: number } | undefined;
         const matchBytes = tracker.grow(g.numRows * 4);
         try {
           const cols = first.cols;
           if (!tenantByStats) {
-            const t = cols[LOG_COLUMNS.tenantId] ?? [];
-            for (let i = 0; i < t.length; i++) {
-              if (t[i] !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
+            const t = cellReader(cols[LOG_COLUMNS.tenantId]);
+            for (let i = 0; i < g.numRows; i++) {
+              if (t(i) !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
             }
           }
-          const eff = cols[hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano] ?? [];
+          const eff = cellReader(cols[hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano]);
           const test = predicate.bind(cols, new AttrReader());
           const matched = new Int32Array(g.numRows);
           let m = 0;
           for (let i = 0; i < g.numRows; i++) {
             if (!covered) {
-              const e = eff[i];
+              const e = eff(i);
               if (typeof e !== 'bigint') continue;
               const ns = BigInt.asUintN(64, e);
               if (ns < window.fromNs || ns >= window.toNs) continue;
@@ -271,23 +280,25 @@ async function runLogQuery(
           if (m === 0) continue;
           // The record columns the scan did not read; rendering them is material, kept out of bytes_read.
           const readRecordRest = async (): Promise<Columns> => {
-            const before = file.bytesRead;
-            second = await readReserved(
+            const before = opened.source.bytesRead;
+            second = await readReservedWith(
               opened,
               g.index,
               RECORD_COLUMNS.filter((c) => !want.has(c)),
               tracker,
+              decoder,
             );
-            materialBytes += file.bytesRead - before;
+            materialBytes += opened.source.bytesRead - before;
             return { ...cols, ...second.cols };
           };
           if (aggregator && aggCols) {
             // Group-key and value columns are part of the count scan, so they stay in bytes_read.
-            second = await readReserved(
+            second = await readReservedWith(
               opened,
               g.index,
               [...aggCols].filter((c) => !want.has(c)),
               tracker,
+              decoder,
             );
             const all: Columns = { ...cols, ...second.cols };
             const add = aggregator.bind(all, new AttrReader());
@@ -331,7 +342,7 @@ async function runLogQuery(
       if (!corrupt.absorb(e)) throw e;
       rows -= groupRows;
     } finally {
-      stats.bytes_read += file.bytesRead - materialBytes;
+      stats.bytes_read += opened.source.bytesRead - materialBytes;
       tracker.shrink(opened.reserved);
     }
   }

@@ -8,7 +8,7 @@
 import type { CmpOp, LinearRegex, Literal, Path, Predicate, SeverityNode } from '@sluice/query';
 import { compileLinearRegex, severityBand } from '@sluice/query';
 import { toHex } from '@sluice/core';
-import type { ColumnValues } from '@sluice/storage';
+import { cellReader, type ColumnData } from './decode/string-vector.js';
 import type { AttrReader } from './attr-value.js';
 import type { AttrValue } from './attr-value.js';
 import { isPromotedService, pathColumn, pathName } from './fields.js';
@@ -18,7 +18,7 @@ import { QueryAbort } from './failures.js';
 export { MAX_REGEX_PATTERN_BYTES } from '@sluice/query';
 
 /** Decoded columns of one row group. */
-export type Columns = Readonly<Record<string, ColumnValues>>;
+export type Columns = Readonly<Record<string, ColumnData>>;
 
 /** A row test bound to one row group's columns. */
 export type RowTest = (i: number) => boolean;
@@ -47,7 +47,7 @@ export function compileRegex(pattern: string): LinearRegex {
   return compiled.ok ? compiled.value : invalid(compiled.error.message);
 }
 
-function col(cols: Columns, name: string): ColumnValues {
+function col(cols: Columns, name: string): ColumnData {
   const c = cols[name];
   if (c === undefined) throw new Error(`column ${name} not read`);
   return c;
@@ -70,26 +70,26 @@ function fieldGetter(p: Path): Getter {
     case 'observed_ts':
     case 'template_id':
       return (cols) => {
-        const c = col(cols, name);
+        const c = cellReader(col(cols, name));
         return (i) => {
-          const v = c[i];
+          const v = c(i);
           return typeof v === 'bigint' ? BigInt.asUintN(64, v) : typeof v === 'number' ? BigInt(v) : null;
         };
       };
     case 'trace_id':
     case 'span_id':
       return (cols) => {
-        const c = col(cols, name);
+        const c = cellReader(col(cols, name));
         return (i) => {
-          const v = c[i];
+          const v = c(i);
           return v instanceof Uint8Array && v.length > 0 ? toHex(v) : null;
         };
       };
     default:
       return (cols) => {
-        const c = col(cols, name);
+        const c = cellReader(col(cols, name));
         return (i) => {
-          const v = c[i];
+          const v = c(i);
           return v === null || v === undefined ? null : (v as Scalar);
         };
       };
@@ -241,9 +241,9 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
       columns.add(pathColumn({ kind: 'field', name: 'severity' }));
       const test = severityTest(p);
       return (cols) => {
-        const c = col(cols, pathColumn({ kind: 'field', name: 'severity' }));
+        const c = cellReader(col(cols, pathColumn({ kind: 'field', name: 'severity' })));
         return (i) => {
-          const s = c[i];
+          const s = c(i);
           return typeof s === 'number' && test(s);
         };
       };

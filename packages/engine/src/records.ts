@@ -13,6 +13,7 @@ import { FIELD_COLUMN } from './fields.js';
 import type { MemoryTracker } from './tracker.js';
 import { QueryAbort } from './failures.js';
 import { jsonString, jsonU64 } from './render-json.js';
+import { cell } from './decode/string-vector.js';
 
 const C = LOG_COLUMNS;
 
@@ -94,7 +95,7 @@ export function renderLogRow(cols: Columns, i: number, keep: ReadonlySet<string>
     if (keep !== undefined && !keep.has(key)) return;
     parts.push(`"${key}":${json}`);
   };
-  const v = (name: string): unknown => cols[name]?.[i];
+  const v = (name: string): unknown => cell(cols[name], i);
   add('time_unix_nano', u64(v(C.timeUnixNano)));
   const obs = v(C.observedTimeUnixNano);
   add('observed_time_unix_nano', obs === null || obs === undefined ? undefined : u64(obs));
@@ -138,7 +139,7 @@ export type SortValue = string | number | bigint | boolean | null;
 
 /** The sort key of row `i` for a field. */
 export function sortValue(cols: Columns, i: number, field: FieldName): SortValue {
-  const raw = cols[FIELD_COLUMN[field]]?.[i];
+  const raw = cell(cols[FIELD_COLUMN[field]], i);
   if (raw === null || raw === undefined) return null;
   if (typeof raw === 'bigint') return BigInt.asUintN(64, raw);
   if (raw instanceof Uint8Array) return raw.length === 0 ? null : toHex(raw);

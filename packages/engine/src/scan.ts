@@ -10,8 +10,17 @@
  * {@link StorageCorruptError} `parquet_unreadable` naming the file. A store failure is never evidence that the
  * file is damaged.
  */
-import type { ByteRangeSource, FooterCache, ObjectStore, ParquetFileHandle } from '@sluice/storage';
-import { LOG_COLUMNS, StorageCorruptError, ensureZstd, openParquetFile } from '@sluice/storage';
+import type {
+  ByteRangeSource,
+  ColumnValues,
+  CountingSource,
+  FooterCache,
+  ObjectStore,
+  ParquetFileHandle,
+} from '@sluice/storage';
+import { LOG_COLUMNS, StorageCorruptError, countingSource, ensureZstd, openParquetFile } from '@sluice/storage';
+import { chunkKind, chunkRange, decodeChunk, UnsupportedChunk } from './decode/page-decoder.js';
+import type { ColumnData } from './decode/string-vector.js';
 import { QueryAbort } from './failures.js';
 import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
@@ -32,6 +41,8 @@ export interface OpenedFile {
   readonly key: string;
   readonly handle: ParquetFileHandle;
   readonly reserved: number;
+  /** The file's byte source; `source.bytesRead` counts every byte fetched, by hyparquet or the columnar decoder. */
+  readonly source: CountingSource;
 }
 
 /** Wraps a store call's failure so the decoder's own errors can be told from it. */
@@ -93,13 +104,10 @@ export async function openReserved(
   const cached = footers?.lookup(key, size);
   if (cached !== undefined) {
     const reserved = tracker.grow(footerRetainedBytes(cached.metadata_length));
+    const source = countingSource(fileSource(store, key, size, signal));
     try {
       // Cached only after the checks below passed, so the file is known to be one of ours.
-      return {
-        key,
-        handle: await openParquetFile(fileSource(store, key, size, signal), { metadata: cached }),
-        reserved,
-      };
+      return { key, handle: await openParquetFile(source, { metadata: cached }), reserved, source };
     } catch (e) {
       tracker.shrink(reserved);
       throw classified(e, key);
@@ -107,9 +115,10 @@ export async function openReserved(
   }
   let reserved = tracker.grow(FOOTER_FETCH_RESERVE);
   let handle: ParquetFileHandle;
+  const source = countingSource(fileSource(store, key, size, signal));
   try {
     try {
-      handle = await openParquetFile(fileSource(store, key, size, signal));
+      handle = await openParquetFile(source);
     } catch (e) {
       throw classified(e, key);
     }
@@ -122,7 +131,7 @@ export async function openReserved(
     throw e;
   }
   footers?.offer(key, size, handle.metadata, footerRetainedBytes(handle.metadata.metadata_length));
-  return { key, handle, reserved };
+  return { key, handle, reserved, source };
 }
 
 /** The footer's row counts are whole numbers that add up: anything else is a damaged footer. */
@@ -141,6 +150,12 @@ export interface ReservedColumns {
   readonly reserved: number;
 }
 
+/** {@link ReservedColumns} as hyparquet decodes them: array-likes only. */
+export interface ReservedArrays {
+  readonly cols: Readonly<Record<string, ColumnValues>>;
+  readonly reserved: number;
+}
+
 /**
  * Reserves then decodes `columns` (only those present in the file; absent optional columns read as NULL).
  * @throws {@link StorageCorruptError} `parquet_unreadable` for the file; a store call's failure as thrown;
@@ -151,11 +166,51 @@ export async function readReserved(
   index: number,
   columns: Iterable<string>,
   tracker: MemoryTracker,
-): Promise<ReservedColumns> {
-  const { handle } = file;
-  const present = new Set(handle.columnNames);
+): Promise<ReservedArrays> {
+  const present = new Set(file.handle.columnNames);
   const want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };
+  return readHyparquet(file, index, want, tracker);
+}
+
+/**
+ * {@link readReserved} through the chosen decoder: with `columnar`, the columns Sluice's page decoder handles come
+ * back as typed arrays and string vectors, the rest through hyparquet.
+ * @throws as {@link readReserved}
+ */
+export async function readReservedWith(
+  file: OpenedFile,
+  index: number,
+  columns: Iterable<string>,
+  tracker: MemoryTracker,
+  decoder: ColumnDecoderChoice,
+): Promise<ReservedColumns> {
+  if (decoder === 'hyparquet') return readReserved(file, index, columns, tracker);
+  const present = new Set(file.handle.columnNames);
+  let want = [...new Set(columns)].filter((c) => present.has(c));
+  if (want.length === 0) return { cols: {}, reserved: 0 };
+  const fast = await readColumnar(file, index, want, tracker);
+  want = want.filter((c) => !(c in fast.cols));
+  if (want.length === 0) return fast;
+  try {
+    const rest = await readHyparquet(file, index, want, tracker);
+    return { cols: { ...fast.cols, ...rest.cols }, reserved: fast.reserved + rest.reserved };
+  } catch (e) {
+    tracker.shrink(fast.reserved);
+    throw e;
+  }
+}
+
+/** Which decoder reads a row group's columns: Sluice's columnar page decoder (hyparquet for what it does not read), or hyparquet alone. */
+export type ColumnDecoderChoice = 'columnar' | 'hyparquet';
+
+async function readHyparquet(
+  file: OpenedFile,
+  index: number,
+  want: string[],
+  tracker: MemoryTracker,
+): Promise<ReservedArrays> {
+  const { handle } = file;
   tracker.beforeDecode();
   const reserved = tracker.grow(handle.estimateDecodedBytes(index, want)); // reserve before decode
   try {
@@ -165,4 +220,60 @@ export async function readReserved(
     tracker.shrink(reserved);
     throw classified(e, file.key);
   }
+}
+
+/**
+ * Reads the columns of `want` that the columnar page decoder handles (docs/design/query-engine.md, "Columnar
+ * decode"): each chunk's stored bytes are reserved while they are fetched and decoded, and the decoded buffers
+ * stay reserved at their exact size. Columns it does not handle are left out of the result for hyparquet.
+ */
+async function readColumnar(
+  file: OpenedFile,
+  index: number,
+  want: readonly string[],
+  tracker: MemoryTracker,
+): Promise<ReservedColumns> {
+  const { handle } = file;
+  const rg = handle.metadata.row_groups[index];
+  const info = handle.rowGroups[index];
+  if (rg === undefined || info === undefined) throw new RangeError(`no row group ${index}`);
+  const elements = new Map(handle.metadata.schema.slice(1).map((e) => [e.name, e]));
+  const cols: Record<string, ColumnData> = {};
+  let reserved = 0;
+  try {
+    for (const name of want) {
+      const chunks = rg.columns.filter((c) => c.meta_data?.path_in_schema[0] === name);
+      const meta = chunks.length === 1 ? chunks[0]?.meta_data : undefined;
+      const element = elements.get(name);
+      if (meta === undefined || element === undefined || (element.num_children ?? 0) > 0) continue;
+      const kind = chunkKind(meta, element);
+      if (kind === undefined) continue;
+      const { start, length } = chunkRange(meta);
+      tracker.beforeDecode();
+      const stored = tracker.grow(length); // the chunk as stored, while it is decoded
+      try {
+        let bytes: Uint8Array;
+        try {
+          if (!(Number.isSafeInteger(start) && start >= 0 && length >= 0)) throw new RangeError('chunk range');
+          bytes = await file.source.read(start, start + length);
+        } catch (e) {
+          throw classified(e, file.key);
+        }
+        try {
+          const d = decodeChunk(bytes, meta, element, kind, info.numRows, tracker);
+          cols[name] = d.data;
+          reserved += d.reserved;
+        } catch (e) {
+          if (e instanceof UnsupportedChunk) continue; // hyparquet reads it
+          throw classified(e, file.key);
+        }
+      } finally {
+        tracker.shrink(stored);
+      }
+    }
+  } catch (e) {
+    tracker.shrink(reserved);
+    throw e;
+  }
+  return { cols, reserved };
 }

@@ -1,0 +1,489 @@
+/**
+ * @module page-decoder
+ * Sluice's own decoder for one flat column chunk (docs/design/query-engine.md, "Columnar decode"): page headers
+ * and the RLE/bit-packed hybrid come from hyparquet's exported internals, ZSTD from the storage package; values
+ * land in typed arrays (INT32/INT64/FLOAT/DOUBLE) or a {@link StringVector} (UTF-8), never one JS object per
+ * value. What it does not handle (nested or FIXED_LEN/BOOLEAN columns, other codecs or encodings, numeric columns
+ * with NULLs) it refuses up front with `undefined`, or mid-chunk with {@link UnsupportedChunk}, and the caller
+ * reads that column through hyparquet instead.
+ *
+ * Every buffer it keeps is reserved at its exact byte size before it is allocated; a transient buffer (a
+ * decompressed numeric page, a page's definition levels) is reserved while it lives.
+ */
+import type { ColumnMetaData, SchemaElement } from 'hyparquet';
+import { parquetHeader } from 'hyparquet/src/column.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { zstdDecompress } from '@sluice/storage';
+import { DictStringVector, PlainStringVector, decodeUtf8, type ColumnData } from './string-vector.js';
+
+/** Thrown when a chunk turns out to use something this decoder does not read; the caller falls back. */
+export class UnsupportedChunk extends Error {
+  override readonly name = 'UnsupportedChunk';
+}
+
+/** What the decoder reserves on: the query's tracker. */
+export interface DecodeReserve {
+  grow(bytes: number): number;
+  shrink(bytes: number): void;
+}
+
+/** A decoded chunk and the bytes it keeps reserved. */
+export interface DecodedChunk {
+  readonly data: ColumnData;
+  readonly reserved: number;
+}
+
+type Kind = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'utf8';
+
+const LEVEL_ENCODINGS = new Set(['RLE', 'BIT_PACKED']);
+const VALUE_ENCODINGS = new Set(['PLAIN', 'RLE_DICTIONARY', 'PLAIN_DICTIONARY']);
+const INT32_CONVERTED = new Set([undefined, 'UINT_8', 'UINT_16', 'INT_8', 'INT_16', 'INT_32']);
+
+/**
+ * The in-memory kind of a flat column this decoder reads, or `undefined` when hyparquet must read it. The kinds
+ * mirror what hyparquet returns (UINT_64 as BigUint64Array, UINT_32 as Uint32Array, nanosecond timestamps as raw
+ * int64), so both paths hand the engine the same values.
+ */
+export function chunkKind(meta: ColumnMetaData, element: SchemaElement): Kind | undefined {
+  if (meta.path_in_schema.length !== 1) return undefined;
+  if (meta.codec !== 'ZSTD' && meta.codec !== 'UNCOMPRESSED') return undefined;
+  if (!meta.encodings.every((e) => LEVEL_ENCODINGS.has(e) || VALUE_ENCODINGS.has(e))) return undefined;
+  const optional = element.repetition_type === 'OPTIONAL';
+  if (!optional && element.repetition_type !== 'REQUIRED') return undefined;
+  const ct = element.converted_type;
+  const lt = element.logical_type;
+  let kind: Kind | undefined;
+  switch (meta.type) {
+    case 'INT32':
+      if (ct === 'UINT_32') kind = 'u32';
+      else if (INT32_CONVERTED.has(ct) && (lt === undefined || lt.type === 'INTEGER')) kind = 'i32';
+      break;
+    case 'INT64':
+      if (ct === 'UINT_64') kind = 'u64';
+      else if (lt?.type === 'TIMESTAMP' && lt.unit === 'NANOS' && ct === undefined) kind = 'i64';
+      else if ((ct === undefined || ct === 'INT_64') && (lt === undefined || lt.type === 'INTEGER')) kind = 'i64';
+      break;
+    case 'FLOAT':
+      if (ct === undefined && lt === undefined) kind = 'f32';
+      break;
+    case 'DOUBLE':
+      if (ct === undefined && lt === undefined) kind = 'f64';
+      break;
+    case 'BYTE_ARRAY':
+      if (ct === 'UTF8' || (ct === undefined && (lt === undefined || lt.type === 'STRING'))) kind = 'utf8';
+      break;
+    default:
+      break;
+  }
+  if (kind === undefined) return undefined;
+  // Numeric columns stay typed arrays only without NULLs: a chunk whose statistics do not say so goes to hyparquet.
+  if (kind !== 'utf8' && optional && Number(meta.statistics?.null_count ?? -1) !== 0) return undefined;
+  return kind;
+}
+
+/** Byte offset and length of a column chunk in its file. */
+export function chunkRange(meta: ColumnMetaData): { start: number; length: number } {
+  const dict = meta.dictionary_page_offset;
+  const start = Number(dict !== undefined && dict > 0n ? dict : meta.data_page_offset);
+  return { start, length: Number(meta.total_compressed_size) };
+}
+
+function bytesPer(kind: Exclude<Kind, 'utf8'>): number {
+  return kind === 'i64' || kind === 'u64' || kind === 'f64' ? 8 : 4;
+}
+
+function typedArray(
+  kind: Exclude<Kind, 'utf8'>,
+  n: number,
+): BigInt64Array | BigUint64Array | Int32Array | Uint32Array | Float32Array | Float64Array {
+  switch (kind) {
+    case 'i64':
+      return new BigInt64Array(n);
+    case 'u64':
+      return new BigUint64Array(n);
+    case 'i32':
+      return new Int32Array(n);
+    case 'u32':
+      return new Uint32Array(n);
+    case 'f32':
+      return new Float32Array(n);
+    case 'f64':
+      return new Float64Array(n);
+  }
+}
+
+type Typed = ReturnType<typeof typedArray>;
+
+/** A reservation ledger for one chunk: kept bytes survive the chunk, transient ones are given back. */
+class Ledger {
+  kept = 0;
+  constructor(readonly reserve: DecodeReserve) {}
+  keep(bytes: number): void {
+    this.kept += this.reserve.grow(bytes);
+  }
+  transient(bytes: number): number {
+    return this.reserve.grow(bytes);
+  }
+  giveBack(bytes: number): void {
+    this.reserve.shrink(bytes);
+  }
+}
+
+interface PageBody {
+  /** Decompressed page bytes (levels and values). */
+  readonly bytes: Uint8Array;
+  /** Offset of the values section. */
+  readonly valuesAt: number;
+  /** Definition levels (1 = present) or `undefined` for a page without NULLs. */
+  readonly defs: Uint8Array | undefined;
+  readonly numValues: number;
+  readonly encoding: string;
+}
+
+function decompress(codec: string, input: Uint8Array, size: number): Uint8Array {
+  if (codec === 'UNCOMPRESSED') {
+    if (input.length !== size) throw new Error('uncompressed page size mismatch');
+    return input;
+  }
+  return zstdDecompress(input, size);
+}
+
+/**
+ * Decodes one flat column chunk of `numRows` rows. `chunk` is the chunk's bytes as stored. Returns the column
+ * with what it keeps reserved; throws {@link UnsupportedChunk} when a page needs the fallback, and an ordinary
+ * error for bytes that do not decode (the caller classifies it as a damaged file).
+ */
+export function decodeChunk(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  element: SchemaElement,
+  kind: Kind,
+  numRows: number,
+  reserve: DecodeReserve,
+): DecodedChunk {
+  if (Number(meta.num_values) !== numRows) throw new UnsupportedChunk('value count differs from row count');
+  const optional = element.repetition_type === 'OPTIONAL';
+  const ledger = new Ledger(reserve);
+  try {
+    const data =
+      kind === 'utf8'
+        ? decodeStrings(chunk, meta, optional, numRows, ledger)
+        : decodeNumbers(chunk, meta, optional, kind, numRows, ledger);
+    return { data, reserved: ledger.kept };
+  } catch (e) {
+    reserve.shrink(ledger.kept);
+    throw e;
+  }
+}
+
+/** Walks the chunk's pages: the dictionary page (if any) to `onDict`, each data page's body to `onData`. */
+function walkPages(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  ledger: Ledger,
+  keepPages: boolean,
+  onDict: (bytes: Uint8Array, count: number) => void,
+  onData: (page: PageBody) => void,
+): void {
+  const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  const reader = { view, offset: 0 };
+  while (reader.offset < chunk.length) {
+    const header = parquetHeader(reader);
+    const start = reader.offset;
+    const end = start + header.compressed_page_size;
+    if (end > chunk.length) throw new Error('page past the end of its column chunk');
+    reader.offset = end;
+    const raw = chunk.subarray(start, end);
+    const size = header.uncompressed_page_size;
+    if (header.type === 'DICTIONARY_PAGE') {
+      const dh = header.dictionary_page_header;
+      if (dh === undefined) throw new Error('dictionary page without header');
+      const t = ledger.transient(size);
+      try {
+        onDict(decompress(meta.codec, raw, size), dh.num_values);
+      } finally {
+        ledger.giveBack(t);
+      }
+      continue;
+    }
+    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue; // index pages carry no rows
+    // A kept page (PLAIN strings) is the column's value buffer; others live only while they are decoded.
+    const pageBytes = keepPages ? (ledger.keep(size), size) : ledger.transient(size);
+    let defsReserved = 0;
+    try {
+      let bytes: Uint8Array;
+      let valuesAt: number;
+      let defs: Uint8Array | undefined;
+      let numValues: number;
+      let encoding: string;
+      if (header.type === 'DATA_PAGE') {
+        const dh = header.data_page_header;
+        if (dh === undefined) throw new Error('data page without header');
+        numValues = dh.num_values;
+        encoding = dh.encoding;
+        bytes = decompress(meta.codec, raw, size);
+        const r = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+        if (optional) {
+          defsReserved = ledger.transient(numValues);
+          defs = new Uint8Array(numValues);
+          readRleBitPackedHybrid(r, 1, defs);
+        }
+        valuesAt = r.offset;
+      } else {
+        const dh = header.data_page_header_v2;
+        if (dh === undefined) throw new Error('data page v2 without header');
+        numValues = dh.num_values;
+        encoding = dh.encoding;
+        if (dh.repetition_levels_byte_length !== 0) throw new UnsupportedChunk('repetition levels');
+        const levels = dh.definition_levels_byte_length;
+        const values = dh.is_compressed
+          ? decompress(meta.codec, raw.subarray(levels), size - levels)
+          : raw.subarray(levels);
+        bytes = new Uint8Array(size);
+        bytes.set(raw.subarray(0, levels), 0);
+        bytes.set(values, levels);
+        if (optional) {
+          defsReserved = ledger.transient(numValues);
+          defs = new Uint8Array(numValues);
+          if (levels > 0) {
+            const r = { view: new DataView(bytes.buffer, bytes.byteOffset, levels), offset: 0 };
+            readRleBitPackedHybrid(r, 1, defs, levels);
+          }
+        }
+        valuesAt = levels;
+      }
+      if (defs !== undefined && defs.every((d) => d === 1)) defs = undefined;
+      onData({ bytes, valuesAt, defs, numValues, encoding });
+    } finally {
+      ledger.giveBack(defsReserved);
+      if (!keepPages) ledger.giveBack(pageBytes);
+    }
+  }
+}
+
+function presentCount(page: PageBody): number {
+  if (page.defs === undefined) return page.numValues;
+  let n = 0;
+  for (let k = 0; k < page.defs.length; k++) n += page.defs[k] === 1 ? 1 : 0;
+  return n;
+}
+
+/** Dictionary indices of a page's present values (`bitWidth` byte, then the RLE/bit-packed hybrid). */
+function readIndices(page: PageBody, count: number, ledger: Ledger): { idx: Int32Array; reserved: number } {
+  const reserved = ledger.transient(count * 4);
+  const idx = new Int32Array(count);
+  const { bytes, valuesAt } = page;
+  const width = bytes[valuesAt] ?? 0;
+  if (width > 32) throw new Error('dictionary index width above 32');
+  if (width > 0 && count > 0) {
+    const r = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: valuesAt + 1 };
+    readRleBitPackedHybrid(r, width, idx, bytes.length - valuesAt - 1);
+  }
+  return { idx, reserved };
+}
+
+function decodeNumbers(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  kind: Exclude<Kind, 'utf8'>,
+  numRows: number,
+  ledger: Ledger,
+): Typed {
+  const width = bytesPer(kind);
+  ledger.keep(numRows * width);
+  const out = typedArray(kind, numRows);
+  const outBytes = new Uint8Array(out.buffer);
+  let dict: Typed | undefined;
+  let dictReserved = 0;
+  let row = 0;
+  try {
+    walkPages(
+      chunk,
+      meta,
+      optional,
+      ledger,
+      false,
+      (bytes, count) => {
+        dictReserved = ledger.transient(count * width);
+        dict = typedArray(kind, count);
+        if (bytes.length < count * width) throw new Error('dictionary page too short');
+        new Uint8Array(dict.buffer).set(bytes.subarray(0, count * width));
+      },
+      (page) => {
+        // Numeric chunks reach here only when their statistics say no NULLs; a page that has one anyway goes back
+        // to hyparquet rather than being guessed at.
+        if (page.defs !== undefined) throw new UnsupportedChunk('NULL in a numeric chunk');
+        const n = page.numValues;
+        if (row + n > numRows) throw new Error('more values than rows');
+        if (page.encoding === 'PLAIN') {
+          const len = n * width;
+          if (page.valuesAt + len > page.bytes.length) throw new Error('page too short for its values');
+          outBytes.set(page.bytes.subarray(page.valuesAt, page.valuesAt + len), row * width);
+        } else if (page.encoding === 'RLE_DICTIONARY' || page.encoding === 'PLAIN_DICTIONARY') {
+          const d = dict;
+          if (d === undefined) throw new Error('dictionary-encoded page without a dictionary');
+          const { idx, reserved } = readIndices(page, n, ledger);
+          try {
+            const dn = d.length;
+            for (let k = 0; k < n; k++) {
+              const j = idx[k] as number;
+              if (j >= dn) throw new Error('dictionary index out of range');
+              out[row + k] = d[j] as never;
+            }
+          } finally {
+            ledger.giveBack(reserved);
+          }
+        } else throw new UnsupportedChunk(`encoding ${page.encoding}`);
+        row += n;
+      },
+    );
+  } finally {
+    ledger.giveBack(dictReserved);
+  }
+  if (row !== numRows) throw new Error('fewer values than rows');
+  return out;
+}
+
+function decodeStrings(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  numRows: number,
+  ledger: Ledger,
+): ColumnData {
+  // A chunk is dictionary or PLAIN throughout (Sluice's encoder re-lays a chunk whose dictionary overflows as
+  // PLAIN); a chunk that mixes the two goes to hyparquet.
+  const dictEncoded = meta.encodings.some((e) => e === 'RLE_DICTIONARY' || e === 'PLAIN_DICTIONARY');
+  if (dictEncoded && meta.encodings.includes('PLAIN') && meta.dictionary_page_offset === undefined)
+    throw new UnsupportedChunk('mixed encodings');
+  return dictEncoded
+    ? decodeDictStrings(chunk, meta, optional, numRows, ledger)
+    : decodePlainStrings(chunk, meta, optional, numRows, ledger);
+}
+
+function decodeDictStrings(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  numRows: number,
+  ledger: Ledger,
+): DictStringVector {
+  ledger.keep(numRows * 4);
+  const indices = new Int32Array(numRows);
+  let dict: string[] | undefined;
+  let row = 0;
+  walkPages(
+    chunk,
+    meta,
+    optional,
+    ledger,
+    false,
+    (bytes, count) => {
+      // A V8 string never takes more payload bytes than its UTF-8 form; 32 bytes cover its header and slot.
+      ledger.keep(bytes.length + count * 32);
+      dict = new Array<string>(count);
+      const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      let off = 0;
+      for (let k = 0; k < count; k++) {
+        if (off + 4 > bytes.length) throw new Error('dictionary page too short');
+        const len = v.getUint32(off, true);
+        off += 4;
+        if (off + len > bytes.length) throw new Error('dictionary entry past the page');
+        dict[k] = decodeUtf8(bytes.subarray(off, off + len));
+        off += len;
+      }
+    },
+    (page) => {
+      if (page.encoding !== 'RLE_DICTIONARY' && page.encoding !== 'PLAIN_DICTIONARY')
+        throw new UnsupportedChunk(`encoding ${page.encoding} in a dictionary chunk`);
+      const d = dict;
+      if (d === undefined) throw new Error('dictionary-encoded page without a dictionary');
+      const n = page.numValues;
+      if (row + n > numRows) throw new Error('more values than rows');
+      const present = presentCount(page);
+      const { idx, reserved } = readIndices(page, present, ledger);
+      try {
+        const dn = d.length;
+        const defs = page.defs;
+        let k = 0;
+        for (let r = 0; r < n; r++) {
+          if (defs !== undefined && defs[r] !== 1) {
+            indices[row + r] = -1;
+            continue;
+          }
+          const j = idx[k++] as number;
+          if (j >= dn) throw new Error('dictionary index out of range');
+          indices[row + r] = j;
+        }
+      } finally {
+        ledger.giveBack(reserved);
+      }
+      row += n;
+    },
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
+  return new DictStringVector(dict ?? [], indices);
+}
+
+function decodePlainStrings(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  numRows: number,
+  ledger: Ledger,
+): PlainStringVector {
+  // Per row: page number (2 bytes), start and length (4 + 4); the pages themselves are reserved as they are kept.
+  ledger.keep(numRows * 10);
+  const page = new Uint16Array(numRows);
+  const starts = new Int32Array(numRows);
+  const lens = new Int32Array(numRows);
+  const pages: Buffer[] = [];
+  const pageRows: number[] = [];
+  let row = 0;
+  walkPages(
+    chunk,
+    meta,
+    optional,
+    ledger,
+    true,
+    () => {
+      throw new UnsupportedChunk('dictionary page in a PLAIN chunk');
+    },
+    (p) => {
+      if (p.encoding !== 'PLAIN') throw new UnsupportedChunk(`encoding ${p.encoding}`);
+      if (pages.length >= 0xffff) throw new UnsupportedChunk('too many pages');
+      const n = p.numValues;
+      if (row + n > numRows) throw new Error('more values than rows');
+      const b = p.bytes;
+      const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+      const pi = pages.length;
+      pages.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      pageRows.push(row);
+      let off = p.valuesAt;
+      const defs = p.defs;
+      for (let r = 0; r < n; r++) {
+        const i = row + r;
+        page[i] = pi;
+        if (defs !== undefined && defs[r] !== 1) {
+          lens[i] = -1;
+          starts[i] = off;
+          continue;
+        }
+        if (off + 4 > b.length) throw new Error('page too short for its values');
+        const len = v.getUint32(off, true);
+        off += 4;
+        if (len > b.length - off) throw new Error('value past the end of its page');
+        starts[i] = off;
+        lens[i] = len;
+        off += len;
+      }
+      row += n;
+    },
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
+  pageRows.push(numRows);
+  ledger.keep(pageRows.length * 4);
+  return new PlainStringVector(pages, page, starts, lens, Int32Array.from(pageRows));
+}

@@ -1,0 +1,79 @@
+/**
+ * @module string-vector
+ * A decoded UTF-8 column of one row group without one JS string per row (docs/design/query-engine.md, "Columnar
+ * decode"): either a dictionary (decoded once) and one index per row, or the decompressed PLAIN pages kept as
+ * they are with each row's page, start and length. A row's string is decoded only when something asks for it,
+ * with the same `TextDecoder` semantics hyparquet uses, so both paths give the same text.
+ */
+
+/** hyparquet's decoder: UTF-8, replacement characters for invalid bytes, a leading BOM dropped. */
+const TEXT = new TextDecoder();
+
+/** Decodes UTF-8 bytes exactly as the hyparquet path does. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return TEXT.decode(bytes);
+}
+
+/** Common base of the two string layouts; `get(i)` is `null` for a NULL row. */
+export abstract class StringVector {
+  abstract readonly length: number;
+  abstract get(i: number): string | null;
+}
+
+/** Dictionary layout: `indices[i]` is the dictionary entry of row `i`, `-1` for NULL. */
+export class DictStringVector extends StringVector {
+  readonly length: number;
+  constructor(
+    readonly dict: readonly string[],
+    readonly indices: Int32Array,
+  ) {
+    super();
+    this.length = indices.length;
+  }
+  get(i: number): string | null {
+    const k = this.indices[i] ?? -1;
+    return k < 0 ? null : (this.dict[k] ?? null);
+  }
+}
+
+/**
+ * PLAIN layout: row `i` is `pages[page[i]].subarray(starts[i], starts[i] + lens[i])`, `lens[i] === -1` for NULL.
+ * Rows of one page are consecutive and their starts increase, which the byte search relies on.
+ */
+export class PlainStringVector extends StringVector {
+  readonly length: number;
+  constructor(
+    readonly pages: readonly Buffer[],
+    readonly page: Uint16Array,
+    readonly starts: Int32Array,
+    readonly lens: Int32Array,
+    /** First row of each page, plus the row count at the end. */
+    readonly pageRows: Int32Array,
+  ) {
+    super();
+    this.length = lens.length;
+  }
+  get(i: number): string | null {
+    const n = this.lens[i] ?? -1;
+    if (n < 0) return null;
+    const p = this.pages[this.page[i] ?? 0] as Buffer;
+    const s = this.starts[i] as number;
+    return TEXT.decode(p.subarray(s, s + n));
+  }
+}
+
+/** Any decoded column of one row group: an array-like of values, or a string vector. */
+export type ColumnData = ArrayLike<unknown> | StringVector;
+
+/** Row `i` of a column (`undefined` for a column that was not read). */
+export function cell(c: ColumnData | undefined, i: number): unknown {
+  if (c === undefined) return undefined;
+  return c instanceof StringVector ? c.get(i) : c[i];
+}
+
+/** A per-row accessor bound to one column, for hot loops. */
+export function cellReader(c: ColumnData | undefined): (i: number) => unknown {
+  if (c === undefined) return () => undefined;
+  if (c instanceof StringVector) return (i) => c.get(i);
+  return (i) => c[i];
+}

@@ -14,7 +14,8 @@ import { isPromotedService, pathColumn } from './fields.js';
 import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
 import { compareKeys } from '@sluice/storage';
-import { cellReader } from './decode/string-vector.js';
+import { DictStringVector, cellReader } from './decode/string-vector.js';
+import { dictIds, keyIds, u64Ids, type TermIds } from './decode/term-ids.js';
 
 /** One group. */
 export interface Group {
@@ -204,6 +205,90 @@ export class Aggregator {
         }
       }
     };
+  }
+
+  /**
+   * Counts the selected rows of one row group (`sel` null: rows `0 … m − 1`) column at a time: each term becomes
+   * per-row ids ({@link TermIds}), rows are counted per id combination, and a group's key is looked up once per
+   * distinct combination. Returns false, having done nothing, where the per-row path must run instead (a value
+   * aggregate, or more than two terms).
+   */
+  addBatch(cols: Columns, attrs: AttrReader, sel: Int32Array | null, m: number): boolean {
+    const stage = this.#stage;
+    if (stage.kind !== 'count' || stage.by.length > 2) return false;
+    if (stage.by.length === 0) {
+      if (m > 0) this.#groupFor([]).count += m;
+      return true;
+    }
+    const terms = stage.by.map((t) => this.#termIds(t, cols, attrs, sel, m));
+    const a = terms[0] as TermIds;
+    const b = terms[1];
+    const card = b === undefined ? 1 : b.cardinality;
+    const domain = a.cardinality * card;
+    const dense = domain <= 1 << 20 ? new Int32Array(domain) : undefined;
+    const sparse = dense === undefined ? new Map<number, number>() : undefined;
+    for (let k = 0; k < m; k++) {
+      const x = a.ids[k] as number;
+      const y = b === undefined ? 0 : (b.ids[k] as number);
+      if (x < 0 || y < 0) {
+        this.excluded++;
+        continue;
+      }
+      const c = x * card + y;
+      if (dense !== undefined) dense[c] = (dense[c] as number) + 1;
+      else sparse?.set(c, (sparse.get(c) ?? 0) + 1);
+    }
+    const emit = (c: number, n: number): void => {
+      if (n === 0) return;
+      const x = Math.floor(c / card);
+      const parts = b === undefined ? [a.text(x)] : [a.text(x), b.text(c - x * card)];
+      this.#groupFor(parts).count += n;
+    };
+    if (dense !== undefined) for (let c = 0; c < dense.length; c++) emit(c, dense[c] as number);
+    else for (const [c, n] of sparse ?? []) emit(c, n);
+    return true;
+  }
+
+  #termIds(t: GroupTerm, cols: Columns, attrs: AttrReader, sel: Int32Array | null, m: number): TermIds {
+    if (t.kind === 'path' && (t.path.kind === 'field' || isPromotedService(t.path))) {
+      const c = cols[pathColumn(t.path)];
+      if (c instanceof DictStringVector) return dictIds(c, sel, m);
+      if (c instanceof BigUint64Array || c instanceof BigInt64Array) return u64Ids(c, sel, m);
+    }
+    return keyIds(termGetter(t, cols, attrs), sel, m);
+  }
+
+  /** The group of `parts` (as the per-row path keys it), reserved and created when new. */
+  #groupFor(parts: readonly string[]): Group {
+    if (parts.length === 1) {
+      const k = parts[0] as string;
+      let g = this.#groups.get(k);
+      if (g === undefined) {
+        this.#tracker.grow(groupEntryBytes([k])); // reserve before insertion
+        g = { key: [k], count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
+        this.#groups.set(k, g);
+      }
+      return g;
+    }
+    let node = this.#nested;
+    const last = parts.length - 1;
+    for (let t = 0; t < last; t++) {
+      let next = node.get(parts[t] as string) as NestedGroups | undefined;
+      if (next === undefined) {
+        next = new Map();
+        node.set(parts[t] as string, next);
+      }
+      node = next;
+    }
+    let g = node.get(parts[last] as string) as Group | undefined;
+    if (g === undefined) {
+      const key = parts.slice();
+      this.#tracker.grow(groupEntryBytes(key)); // reserve before insertion
+      g = { key, count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
+      node.set(parts[last] as string, g);
+      this.#groups.set(key.join('\u0000'), g);
+    }
+    return g;
   }
 
   /** The aggregate value of a group (`null` when no numeric input). */

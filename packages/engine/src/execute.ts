@@ -33,6 +33,7 @@ import type { OpenedFile } from './scan.js';
 import type { ColumnDecoderChoice } from './scan.js';
 import { DATA_FILE_COLUMNS, openReserved, readReservedWith } from './scan.js';
 import { cellReader } from './decode/string-vector.js';
+import { windowTest } from './decode/time-window.js';
 import { renderThroughBudget } from './result-body.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { effectiveRowLimit, queryWindow } from './window.js';
@@ -261,20 +262,23 @@ async function runLogQuery(
               if (t(i) !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
             }
           }
-          const eff = cellReader(cols[hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano]);
-          const test = predicate.bind(cols, new AttrReader());
-          const matched = new Int32Array(g.numRows);
-          let m = 0;
-          for (let i = 0; i < g.numRows; i++) {
-            if (!covered) {
-              const e = eff(i);
-              if (typeof e !== 'bigint') continue;
-              const ns = BigInt.asUintN(64, e);
-              if (ns < window.fromNs || ns >= window.toNs) continue;
+          const attrs = new AttrReader();
+          const test = predicate.bind(cols, attrs);
+          /** The matching rows in order; `null` when every row of the group matches (nothing to loop over). */
+          let sel: Int32Array | null = null;
+          let m = g.numRows;
+          if (!covered || !predicate.always) {
+            const inWindow = covered ? undefined : windowTest(cols[timeColumn], window);
+            const matched = new Int32Array(g.numRows);
+            m = 0;
+            for (let i = 0; i < g.numRows; i++) {
+              if (inWindow !== undefined && !inWindow(i)) continue;
+              if (!test(i)) continue;
+              matched[m++] = i;
             }
-            if (!test(i)) continue;
-            matched[m++] = i;
+            sel = matched;
           }
+          const rowOf = (k: number): number => (sel === null ? k : (sel[k] as number));
           rows += m;
           groupRows = m;
           if (m === 0) continue;
@@ -301,18 +305,20 @@ async function runLogQuery(
               decoder,
             );
             const all: Columns = { ...cols, ...second.cols };
-            const add = aggregator.bind(all, new AttrReader());
-            for (let k = 0; k < m; k++) add(matched[k] as number);
+            if (!aggregator.addBatch(all, attrs, sel, m)) {
+              const add = aggregator.bind(all, new AttrReader());
+              for (let k = 0; k < m; k++) add(rowOf(k));
+            }
           } else if (collector) {
             let needed = false;
             if (collector.sorted) {
               for (let k = 0; k < m && !needed; k++)
-                needed = collector.accepts(sortValue(cols, matched[k] as number, sortField as FieldName));
+                needed = collector.accepts(sortValue(cols, rowOf(k), sortField as FieldName));
             } else needed = collector.wantsMore;
             if (!needed) continue;
             const all = await readRecordRest();
             for (let k = 0; k < m; k++) {
-              const i = matched[k] as number;
+              const i = rowOf(k);
               if (collector.sorted) {
                 const key = sortValue(all, i, sortField as FieldName);
                 if (collector.accepts(key)) collector.add(renderLogRow(all, i, projectKeys), key);
@@ -325,7 +331,7 @@ async function runLogQuery(
             if (streamedRecords >= rowLimit) continue;
             const all = await readRecordRest();
             for (let k = 0; k < m && streamedRecords < rowLimit; k++) {
-              const wait = stream.push(renderLogRow(all, matched[k] as number, projectKeys));
+              const wait = stream.push(renderLogRow(all, rowOf(k), projectKeys));
               streamedRecords++;
               if (wait) await wait;
             }

@@ -8,7 +8,8 @@
 import type { CmpOp, LinearRegex, Literal, Path, Predicate, SeverityNode } from '@sluice/query';
 import { compileLinearRegex, severityBand } from '@sluice/query';
 import { toHex } from '@sluice/core';
-import { cellReader, type ColumnData } from './decode/string-vector.js';
+import { byteNeedle, searchRows } from './decode/byte-search.js';
+import { DictStringVector, PlainStringVector, cellReader, type ColumnData } from './decode/string-vector.js';
 import type { AttrReader } from './attr-value.js';
 import type { AttrValue } from './attr-value.js';
 import { isPromotedService, pathColumn, pathName } from './fields.js';
@@ -207,6 +208,43 @@ export function severityTest(node: SeverityNode): (s: number) => boolean {
 
 type Binder = (cols: Columns, attrs: AttrReader) => RowTest;
 
+/** A path whose column holds the value itself (a built-in field or the promoted service), not an attribute list. */
+function columnPath(p: Path): boolean {
+  return p.kind === 'field' || isPromotedService(p);
+}
+
+/**
+ * `==` / `!=` of a u64 column (read as unsigned, as the row path does) against a literal, on the two 32-bit
+ * halves of each value: no BigInt per row.
+ */
+function u64EqualTest(vec: BigUint64Array | BigInt64Array, lit: bigint, equal: boolean): RowTest {
+  if (lit < 0n || lit > 0xffffffffffffffffn || !LITTLE_ENDIAN) {
+    const u = BigInt.asUintN(64, lit);
+    const fits = lit === u;
+    return (i) => (fits && BigInt.asUintN(64, vec[i] as bigint) === u) === equal;
+  }
+  const lo = Number(lit & 0xffffffffn);
+  const hi = Number(lit >> 32n);
+  const halves = new Uint32Array(vec.buffer, vec.byteOffset, vec.length * 2);
+  return (i) => (halves[2 * i] === lo && halves[2 * i + 1] === hi) === equal;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * A string test over a dictionary column, evaluated once per dictionary entry and then looked up per row by
+ * index (docs/design/query-engine.md, "Column-at-a-time evaluation"); NULL never matches.
+ */
+function dictTest(vec: DictStringVector, test: (s: string) => boolean): RowTest {
+  const hit = new Uint8Array(vec.dict.length);
+  for (let k = 0; k < hit.length; k++) hit[k] = test(vec.dict[k] as string) ? 1 : 0;
+  const idx = vec.indices;
+  return (i) => {
+    const k = idx[i] as number;
+    return k >= 0 && hit[k] === 1;
+  };
+}
+
 function compileNode(p: Predicate, columns: Set<string>): Binder {
   switch (p.kind) {
     case 'bool': {
@@ -280,7 +318,15 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
           break;
         }
       }
+      const bytes = p.fn === 'matches' || !columnPath(p.path) ? undefined : byteNeedle(arg);
+      const fn = p.fn;
       return (cols, attrs) => {
+        const vec = columnPath(p.path) ? cols[pathColumn(p.path)] : undefined;
+        if (vec instanceof DictStringVector) return dictTest(vec, match);
+        if (vec instanceof PlainStringVector && bytes !== undefined && fn !== 'matches') {
+          const hits = searchRows(vec, fn, bytes);
+          return (i) => hits[i] === 1;
+        }
         const g = get(cols, attrs);
         return (i) => {
           const t = textOf(g(i));
@@ -296,7 +342,10 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
         if (p.value.kind !== 'string') invalid(`${op} needs a string pattern`);
         const re = compileRegex(p.value.kind === 'string' ? p.value.value : '');
         const want = op === '=~';
+        const path = p.path;
         return (cols, attrs) => {
+          const vec = columnPath(path) ? cols[pathColumn(path)] : undefined;
+          if (vec instanceof DictStringVector) return dictTest(vec, (t) => re.test(t) === want);
           const g = get(cols, attrs);
           return (i) => {
             const t = textOf(g(i));
@@ -318,7 +367,16 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
       const lit = fieldLiteral(p.path, p.value);
       if (lit === undefined) invalid(`${pathName(p.path)} cannot be compared with a ${p.value.kind}`);
       const l = lit as Scalar;
+      const path = p.path;
       return (cols, attrs) => {
+        const vec = columnPath(path) ? cols[pathColumn(path)] : undefined;
+        if (vec instanceof DictStringVector) return dictTest(vec, (t) => applyOrd(op, cmpScalar(t, l)));
+        if (
+          (op === '==' || op === '!=') &&
+          typeof l === 'bigint' &&
+          (vec instanceof BigUint64Array || vec instanceof BigInt64Array)
+        )
+          return u64EqualTest(vec, l, op === '==');
         const g = get(cols, attrs);
         return (i) => {
           const v = g(i);

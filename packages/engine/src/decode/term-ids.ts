@@ -5,7 +5,7 @@
  * below 2^16), anything else from the term's string key interned once per distinct value. Counting then works on
  * ids, and a key's text is built once per distinct id, not once per row.
  */
-import { DictStringVector } from './string-vector.js';
+import type { DictStringVector } from './string-vector.js';
 
 /** Ids of one term for the selected rows, in selection order (`-1` for a NULL key), and each id's key text. */
 export interface TermIds {

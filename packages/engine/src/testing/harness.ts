@@ -13,6 +13,7 @@ import type { ExecuteHooks, ExecuteLimits, ExecuteOutcome } from '../execute.js'
 import { executeQuery } from '../execute.js';
 import type { HeapReclaimer } from '../tracker.js';
 import type { CorruptObjectPolicy } from '../corrupt-objects.js';
+import type { ColumnDecoderChoice } from '../scan.js';
 
 /** Default caps for tests. */
 export const LIMITS: ExecuteLimits = {
@@ -52,6 +53,8 @@ export interface RunOptions {
   readonly reclaim?: HeapReclaimer;
   readonly onCorruptObject?: CorruptObjectPolicy;
   readonly defaultWindowSecs?: number;
+  /** Which decoder reads data files (default: the engine's default, `columnar`). */
+  readonly decoder?: ColumnDecoderChoice;
 }
 
 const bigPool = createMemoryPool({ sizeBytes: 1 << 30 });
@@ -74,6 +77,7 @@ export async function run(store: ObjectStore, text: string | Query, o: RunOption
       ...(o.hooks ? { hooks: o.hooks } : {}),
       ...(o.reclaim ? { reclaim: o.reclaim } : {}),
       ...(o.onCorruptObject ? { onCorruptObject: o.onCorruptObject } : {}),
+      ...(o.decoder ? { decoder: o.decoder } : {}),
     });
     const heldAfter = reservation.held;
     if (outcome.status === 'ok') {

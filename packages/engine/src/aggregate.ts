@@ -28,13 +28,20 @@ export interface Group {
   n: number;
 }
 
-/** The columns an aggregation reads. */
-export function aggregationColumns(stage: CountStage | AggregateStage): Set<string> {
+/**
+ * The columns an aggregation reads. `bucket(w)` reads the effective time, falling back to `time_unix_nano` where it
+ * is NULL; with `effectiveComplete` (the row group's effective time has no NULL, by its statistics) it reads the
+ * effective time alone (docs/design/query-engine.md).
+ */
+export function aggregationColumns(stage: CountStage | AggregateStage, effectiveComplete = false): Set<string> {
   const out = new Set<string>();
   for (const t of stage.by) {
     if (t.kind === 'path') out.add(pathColumn(t.path));
     else if (t.kind === 'param') out.add(LOG_COLUMNS.params);
-    else out.add(LOG_COLUMNS.effectiveTimeUnixNano).add(LOG_COLUMNS.timeUnixNano);
+    else {
+      out.add(LOG_COLUMNS.effectiveTimeUnixNano);
+      if (!effectiveComplete) out.add(LOG_COLUMNS.timeUnixNano);
+    }
   }
   if (stage.kind === 'aggregate') out.add(pathColumn(stage.path));
   return out;

@@ -12,7 +12,7 @@ import type { CeilingEnforcement, QueryReservation } from '@sluice/limits';
 import { listAuditFiles } from './audit-files.js';
 import type { CorruptObjects } from './corrupt-objects.js';
 import { checkAborted } from './failures.js';
-import type { ExecuteOutcome } from './execute.js';
+import type { ExecuteOutcome } from './outcome.js';
 import { renderThroughBudget } from './result-body.js';
 import { emptyStats, jsonU64, renderStats } from './render-json.js';
 import type { OpenedFile } from './scan.js';

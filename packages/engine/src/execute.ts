@@ -6,17 +6,17 @@
  * result budget — or, for a streamed query, as NDJSON lines through a {@link LineStream} while the scan runs.
  * Every failure path gives back what the query reserved.
  */
-import type { CeilingCrossed, CeilingEnforcement, QueryReservation, ResultBudget } from '@sluice/limits';
+import type { CeilingCrossed, CeilingEnforcement, QueryReservation } from '@sluice/limits';
+import type { ExecuteOutcome } from './outcome.js';
 import type { AggregateStage, CountStage, FieldName, LogQuery, Query, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage, validateQuery } from '@sluice/query';
 import type { FooterCache, ObjectStore } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
 import { Aggregator, aggregationColumns, type Group } from './aggregate.js';
 import { AttrReader } from './attr-value.js';
-import type { CorruptObject, CorruptObjectPolicy, CorruptObjects } from './corrupt-objects.js';
+import type { CorruptObjectPolicy, CorruptObjects } from './corrupt-objects.js';
 import { createCorruptObjects } from './corrupt-objects.js';
 import { runDrift } from './drift.js';
-import type { QueryFailure } from './failures.js';
 import { checkAborted, failureOf } from './failures.js';
 import { FIELD_COLUMN } from './fields.js';
 import { LineStream, type LineSink } from './line-stream.js';
@@ -27,7 +27,6 @@ import type { Columns } from './predicate-eval.js';
 import { createFilterPruner } from './filter-pruning.js';
 import { createPruner } from './pruning.js';
 import { RECORD_COLUMNS, RecordCollector, projectedKeys, renderLogRow, sortValue } from './records.js';
-import type { QueryStats } from './render-json.js';
 import { emptyStats, jsonNumber, jsonString, renderStats } from './render-json.js';
 import type { OpenedFile } from './scan.js';
 import type { ColumnDecoderChoice } from './scan.js';
@@ -103,26 +102,7 @@ export interface ExecuteOptions {
 export type { QueryFailure } from './failures.js';
 export type { QueryStats } from './render-json.js';
 
-/**
- * Outcome of a query. On `ok`, `body` is the whole serialized response and is still reserved through `budget`:
- * the caller calls `budget.release()` once it has been sent. On `error`, nothing stays reserved. Either way
- * `corrupt` lists every corrupt or foreign object the query met (under `skip`, those it left out; under `fail`,
- * the one it failed on), for the querier's log and metric.
- */
-export type ExecuteOutcome =
-  | {
-      readonly status: 'ok';
-      readonly body: Buffer;
-      readonly budget: ResultBudget;
-      readonly rows: number;
-      readonly stats: QueryStats;
-      readonly corrupt: readonly CorruptObject[];
-      /** Observe mode: the result ceilings this query went past and was served anyway (else empty). */
-      readonly crossed?: readonly CeilingCrossed[];
-      /** A streamed query: the bytes of the lines sent before the trailer (`body`). */
-      readonly streamedBytes?: number;
-    }
-  | { readonly status: 'error'; readonly error: QueryFailure; readonly corrupt: readonly CorruptObject[] };
+export type { ExecuteOutcome } from './outcome.js';
 
 /** Runs one query. Never throws: every failure is a typed outcome, with the reservation given back. */
 export async function executeQuery(options: ExecuteOptions): Promise<ExecuteOutcome> {
@@ -203,7 +183,6 @@ async function runLogQuery(
   const phase1 = new Set<string>(predicate.columns);
   phase1.add(LOG_COLUMNS.effectiveTimeUnixNano);
   if (sortField !== undefined) phase1.add(FIELD_COLUMN[sortField]);
-  const aggCols = agg ? aggregationColumns(agg) : undefined;
   const tenantStatsTrusted = Buffer.byteLength(tenant, 'utf8') < 16;
   let rows = 0;
 
@@ -283,19 +262,28 @@ async function runLogQuery(
           groupRows = m;
           if (m === 0) continue;
           // The record columns the scan did not read; rendering them is material, kept out of bytes_read.
-          const readRecordRest = async (): Promise<Columns> => {
+          // With `take` (the first `take` matches are all that will be rendered), only the pages holding rows from
+          // the first to the last of those are decoded (docs/design/query-engine.md, "Targeted rendering").
+          const readRecordRest = async (take?: number): Promise<Columns> => {
             const before = opened.source.bytesRead;
+            const rows =
+              take !== undefined && take > 0 && take < g.numRows
+                ? { start: rowOf(0), end: rowOf(Math.min(take, m) - 1) + 1 }
+                : undefined;
             second = await readReservedWith(
               opened,
               g.index,
               RECORD_COLUMNS.filter((c) => !want.has(c)),
               tracker,
               decoder,
+              rows,
             );
             materialBytes += opened.source.bytesRead - before;
             return { ...cols, ...second.cols };
           };
-          if (aggregator && aggCols) {
+          if (aggregator && agg) {
+            const effective = g.columns.find((c) => c.name === LOG_COLUMNS.effectiveTimeUnixNano);
+            const aggCols = aggregationColumns(agg, effective !== undefined && effective.nullCount === 0);
             // Group-key and value columns are part of the count scan, so they stay in bytes_read.
             second = await readReservedWith(
               opened,
@@ -316,7 +304,7 @@ async function runLogQuery(
                 needed = collector.accepts(sortValue(cols, rowOf(k), sortField as FieldName));
             } else needed = collector.wantsMore;
             if (!needed) continue;
-            const all = await readRecordRest();
+            const all = await readRecordRest(collector.sorted ? undefined : collector.remaining);
             for (let k = 0; k < m; k++) {
               const i = rowOf(k);
               if (collector.sorted) {
@@ -329,7 +317,7 @@ async function runLogQuery(
             }
           } else if (stream) {
             if (streamedRecords >= rowLimit) continue;
-            const all = await readRecordRest();
+            const all = await readRecordRest(rowLimit - streamedRecords);
             for (let k = 0; k < m && streamedRecords < rowLimit; k++) {
               const wait = stream.push(renderLogRow(all, rowOf(k), projectKeys));
               streamedRecords++;

@@ -197,6 +197,11 @@ export class RecordCollector {
     return this.#o.sort === undefined ? this.#rows.length < this.#o.limit : this.#o.limit > 0;
   }
 
+  /** Without sort: how many more rows it takes (a sorted collector may take any number). */
+  get remaining(): number {
+    return this.#o.sort === undefined ? Math.max(0, this.#o.limit - this.#rows.length) : Infinity;
+  }
+
   /** True for sorted collection. */
   get sorted(): boolean {
     return this.#o.sort !== undefined;

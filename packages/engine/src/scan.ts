@@ -19,7 +19,7 @@ import type {
   ParquetFileHandle,
 } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError, countingSource, ensureZstd, openParquetFile } from '@sluice/storage';
-import { chunkKind, chunkRange, decodeChunk, UnsupportedChunk } from './decode/page-decoder.js';
+import { chunkKind, chunkRange, decodeChunk, UnsupportedChunk, type RowRange } from './decode/page-decoder.js';
 import type { ColumnData } from './decode/string-vector.js';
 import { QueryAbort } from './failures.js';
 import type { Columns } from './predicate-eval.js';
@@ -184,16 +184,18 @@ export async function readReservedWith(
   columns: Iterable<string>,
   tracker: MemoryTracker,
   decoder: ColumnDecoderChoice,
+  rows?: RowRange,
 ): Promise<ReservedColumns> {
-  if (decoder === 'hyparquet') return readReserved(file, index, columns, tracker);
   const present = new Set(file.handle.columnNames);
   let want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };
-  const fast = await readColumnar(file, index, want, tracker);
+  // The reference path stays what it was: whole row groups through hyparquet.
+  if (decoder === 'hyparquet') return readHyparquet(file, index, want, tracker);
+  const fast = await readColumnar(file, index, want, tracker, rows);
   want = want.filter((c) => !(c in fast.cols));
   if (want.length === 0) return fast;
   try {
-    const rest = await readHyparquet(file, index, want, tracker);
+    const rest = await readHyparquet(file, index, want, tracker, rows);
     return { cols: { ...fast.cols, ...rest.cols }, reserved: fast.reserved + rest.reserved };
   } catch (e) {
     tracker.shrink(fast.reserved);
@@ -209,12 +211,23 @@ async function readHyparquet(
   index: number,
   want: string[],
   tracker: MemoryTracker,
+  rows?: RowRange,
 ): Promise<ReservedArrays> {
   const { handle } = file;
   tracker.beforeDecode();
   const reserved = tracker.grow(handle.estimateDecodedBytes(index, want)); // reserve before decode
   try {
-    const cols = await handle.readRowGroup(index, want);
+    if (rows === undefined) return { cols: await handle.readRowGroup(index, want), reserved };
+    // A slice comes back indexed from its first row: lay it at its rows so every column shares the group's
+    // row numbers (the full-group estimate stays reserved; it bounds the slice too).
+    const slice = await handle.readRowGroup(index, want, rows);
+    const numRows = handle.rowGroups[index]?.numRows ?? 0;
+    const cols: Record<string, ColumnValues> = {};
+    for (const [name, values] of Object.entries(slice)) {
+      const full = new Array<unknown>(numRows);
+      for (let k = 0; k < values.length; k++) full[rows.start + k] = values[k];
+      cols[name] = full;
+    }
     return { cols, reserved };
   } catch (e) {
     tracker.shrink(reserved);
@@ -232,6 +245,7 @@ async function readColumnar(
   index: number,
   want: readonly string[],
   tracker: MemoryTracker,
+  rows?: RowRange,
 ): Promise<ReservedColumns> {
   const { handle } = file;
   const rg = handle.metadata.row_groups[index];
@@ -260,7 +274,7 @@ async function readColumnar(
           throw classified(e, file.key);
         }
         try {
-          const d = decodeChunk(bytes, meta, element, kind, info.numRows, tracker);
+          const d = decodeChunk(bytes, meta, element, kind, info.numRows, tracker, rows);
           cols[name] = d.data;
           reserved += d.reserved;
         } catch (e) {

@@ -9,7 +9,7 @@ import type { ObjectStore } from '@sluice/storage';
 import { StorageCorruptError } from '@sluice/storage';
 import type { CeilingEnforcement, QueryReservation } from '@sluice/limits';
 import { ALL_TIME, listAuditFiles } from './audit-files.js';
-import type { ExecuteOutcome } from './execute.js';
+import type { ExecuteOutcome } from './outcome.js';
 import { renderThroughBudget } from './result-body.js';
 import type { CorruptObjectPolicy } from './corrupt-objects.js';
 import { createCorruptObjects } from './corrupt-objects.js';

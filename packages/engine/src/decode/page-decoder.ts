@@ -160,6 +160,7 @@ export function decodeChunk(
   kind: Kind,
   numRows: number,
   reserve: DecodeReserve,
+  rows?: RowRange,
 ): DecodedChunk {
   if (Number(meta.num_values) !== numRows) throw new UnsupportedChunk('value count differs from row count');
   const optional = element.repetition_type === 'OPTIONAL';
@@ -167,8 +168,8 @@ export function decodeChunk(
   try {
     const data =
       kind === 'utf8'
-        ? decodeStrings(chunk, meta, optional, numRows, ledger)
-        : decodeNumbers(chunk, meta, optional, kind, numRows, ledger);
+        ? decodeStrings(chunk, meta, optional, numRows, ledger, rows)
+        : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
     return { data, reserved: ledger.kept };
   } catch (e) {
     reserve.shrink(ledger.kept);
@@ -176,7 +177,19 @@ export function decodeChunk(
   }
 }
 
-/** Walks the chunk's pages: the dictionary page (if any) to `onDict`, each data page's body to `onData`. */
+/**
+ * Rows `[start, end)` of a row group: the only rows a targeted read must decode. Pages wholly outside are skipped
+ * undecompressed, and their rows read as zero / NULL (docs/design/query-engine.md, "Targeted rendering").
+ */
+export interface RowRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Walks the chunk's pages: the dictionary page (if any) to `onDict`, each data page's body to `onData`, and each
+ * data page wholly outside `rows` to `onSkip` with its row count, without decompressing it.
+ */
 function walkPages(
   chunk: Uint8Array,
   meta: ColumnMetaData,
@@ -185,7 +198,10 @@ function walkPages(
   keepPages: boolean,
   onDict: (bytes: Uint8Array, count: number) => void,
   onData: (page: PageBody) => void,
+  rows?: RowRange,
+  onSkip?: (count: number) => void,
 ): void {
+  let pageRow = 0;
   const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   const reader = { view, offset: 0 };
   while (reader.offset < chunk.length) {
@@ -208,6 +224,14 @@ function walkPages(
       continue;
     }
     if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue; // index pages carry no rows
+    // A flat column has one value per row, so a page's value count is its row count.
+    const pageValues = header.data_page_header?.num_values ?? header.data_page_header_v2?.num_values ?? 0;
+    const first = pageRow;
+    pageRow += pageValues;
+    if (rows !== undefined && onSkip !== undefined && (first + pageValues <= rows.start || first >= rows.end)) {
+      onSkip(pageValues);
+      continue;
+    }
     // A kept page (PLAIN strings) is the column's value buffer; others live only while they are decoded.
     const pageBytes = keepPages ? (ledger.keep(size), size) : ledger.transient(size);
     let defsReserved = 0;
@@ -290,6 +314,7 @@ function decodeNumbers(
   kind: Exclude<Kind, 'utf8'>,
   numRows: number,
   ledger: Ledger,
+  rows?: RowRange,
 ): Typed {
   const width = bytesPer(kind);
   ledger.keep(numRows * width);
@@ -338,6 +363,11 @@ function decodeNumbers(
         } else throw new UnsupportedChunk(`encoding ${page.encoding}`);
         row += n;
       },
+      rows,
+      (n) => {
+        if (row + n > numRows) throw new Error('more values than rows');
+        row += n; // zeros: a targeted read never looks at these rows
+      },
     );
   } finally {
     ledger.giveBack(dictReserved);
@@ -352,6 +382,7 @@ function decodeStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  rows?: RowRange,
 ): ColumnData {
   // A chunk is dictionary or PLAIN throughout (Sluice's encoder re-lays a chunk whose dictionary overflows as
   // PLAIN); a chunk that mixes the two goes to hyparquet.
@@ -359,8 +390,8 @@ function decodeStrings(
   if (dictEncoded && meta.encodings.includes('PLAIN') && meta.dictionary_page_offset === undefined)
     throw new UnsupportedChunk('mixed encodings');
   return dictEncoded
-    ? decodeDictStrings(chunk, meta, optional, numRows, ledger)
-    : decodePlainStrings(chunk, meta, optional, numRows, ledger);
+    ? decodeDictStrings(chunk, meta, optional, numRows, ledger, rows)
+    : decodePlainStrings(chunk, meta, optional, numRows, ledger, rows);
 }
 
 function decodeDictStrings(
@@ -369,6 +400,7 @@ function decodeDictStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  rows?: RowRange,
 ): DictStringVector {
   ledger.keep(numRows * 4);
   const indices = new Int32Array(numRows);
@@ -422,6 +454,12 @@ function decodeDictStrings(
       }
       row += n;
     },
+    rows,
+    (n) => {
+      if (row + n > numRows) throw new Error('more values than rows');
+      indices.fill(-1, row, row + n);
+      row += n;
+    },
   );
   if (row !== numRows) throw new Error('fewer values than rows');
   return new DictStringVector(dict ?? [], indices);
@@ -433,6 +471,7 @@ function decodePlainStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  rows?: RowRange,
 ): PlainStringVector {
   // Per row: page number (2 bytes), start and length (4 + 4); the pages themselves are reserved as they are kept.
   ledger.keep(numRows * 10);
@@ -479,6 +518,12 @@ function decodePlainStrings(
         lens[i] = len;
         off += len;
       }
+      row += n;
+    },
+    rows,
+    (n) => {
+      if (row + n > numRows) throw new Error('more values than rows');
+      lens.fill(-1, row, row + n);
       row += n;
     },
   );

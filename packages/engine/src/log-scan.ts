@@ -1,0 +1,242 @@
+/**
+ * @module log-scan
+ * Step 2 of a log query (docs/design/query-engine.md): list the live files, then per file and row group prune,
+ * read the first-phase columns, check the tenant, select the matching rows, and hand them to the query's sink —
+ * the aggregator, the record collector or the stream — reading the sink's columns only for groups with matches
+ * that are still needed. Every reservation is given back as its group or file is done.
+ */
+import type { TimeWindow } from '@sluice/query';
+import type { ObjectStore } from '@sluice/storage';
+import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
+import type { Aggregator } from './aggregate.js';
+import { aggregationColumns } from './aggregate.js';
+import { AttrReader } from './attr-value.js';
+import type { CorruptObjects } from './corrupt-objects.js';
+import { cellReader } from './decode/string-vector.js';
+import { windowTest } from './decode/time-window.js';
+import { checkAborted } from './failures.js';
+import { FIELD_COLUMN } from './fields.js';
+import type { LineStream } from './line-stream.js';
+import type { LiveFile } from './listing.js';
+import { listLiveFiles } from './listing.js';
+import type { LogPlan } from './log-plan.js';
+import type { Columns } from './predicate-eval.js';
+import type { RecordCollector } from './records.js';
+import { RECORD_COLUMNS, renderLogRow, sortValue } from './records.js';
+import type { QueryStats } from './render-json.js';
+import { emptyStats } from './render-json.js';
+import type { ColumnDecoderChoice, OpenedFile } from './scan.js';
+import { DATA_FILE_COLUMNS, openReserved, readReservedWith } from './scan.js';
+import type { MemoryTracker } from './tracker.js';
+import type { FieldName } from '@sluice/query';
+
+/** Where a scan's matches go: exactly one of these is set for a log query. */
+export interface ScanSinks {
+  readonly aggregator?: Aggregator;
+  readonly collector?: RecordCollector;
+  readonly stream?: LineStream;
+}
+
+/** What a scan needs besides the plan. */
+export interface ScanContext {
+  readonly store: ObjectStore;
+  readonly tenant: string;
+  readonly limits: { readonly maxListedObjects: number; readonly maxFiles: number };
+  readonly signal?: AbortSignal;
+  readonly hooks?: {
+    afterListing?(info: { readonly files: readonly LiveFile[]; readonly listedObjects: number }): Promise<void> | void;
+    beforeRowGroup?(info: { readonly key: string; readonly index: number }): Promise<void> | void;
+  };
+  readonly decoder: ColumnDecoderChoice;
+  readonly tracker: MemoryTracker;
+  readonly corrupt: CorruptObjects;
+}
+
+/** What a scan found. */
+export interface ScanResult {
+  /** Every match (the response's `rows`). */
+  readonly rows: number;
+  readonly stats: QueryStats;
+  /** Records a stream without sort sent during the scan. */
+  readonly streamedRecords: number;
+}
+
+/** Runs the scan step. */
+export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanSinks): Promise<ScanResult> {
+  const { store, tenant, limits, signal, hooks, decoder, tracker, corrupt } = ctx;
+  const { window, predicate, pruner, agg, sortField, projectKeys, rowLimit, phase1, tenantStatsTrusted } = plan;
+  const { aggregator, collector, stream } = sinks;
+  const stats = emptyStats();
+  let streamedRecords = 0;
+  const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal, corrupt);
+  if (hooks?.afterListing) await hooks.afterListing({ files, listedObjects: listed });
+  let rows = 0;
+
+  for (const f of files) {
+    checkAborted(signal);
+    let opened: OpenedFile;
+    try {
+      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal);
+    } catch (e) {
+      if (corrupt.absorb(e)) continue; // skip: the file is left out
+      throw e;
+    }
+    const file = opened.handle;
+    let materialBytes = 0;
+    /** Matches of the row group in progress, counted before its output columns are read. */
+    let groupRows = 0;
+    try {
+      const hasEffective = file.columnNames.includes(LOG_COLUMNS.effectiveTimeUnixNano);
+      for (const g of file.rowGroups) {
+        groupRows = 0;
+        if (!pruner.mayMatch(g)) {
+          stats.row_groups_pruned++;
+          continue;
+        }
+        stats.row_groups_scanned++;
+        checkAborted(signal);
+        if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
+        checkAborted(signal);
+        const want = new Set(phase1);
+        const timeColumn = hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano;
+        if (!hasEffective) want.add(LOG_COLUMNS.timeUnixNano);
+        // A row group whose time statistics lie wholly inside the window needs no per-row window test, and its
+        // time column is read only if something else needs it.
+        const covered = coveredByWindow(
+          g.columns.find((c) => c.name === timeColumn),
+          window,
+        );
+        if (
+          covered &&
+          !predicate.columns.has(timeColumn) &&
+          (sortField === undefined || FIELD_COLUMN[sortField] !== timeColumn)
+        ) {
+          want.delete(timeColumn);
+        }
+        const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
+        const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
+        if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
+        const first = await readReservedWith(opened, g.index, want, tracker, decoder);
+        let second: { cols: Columns; reserved: number } | undefined;
+        const matchBytes = tracker.grow(g.numRows * 4);
+        try {
+          const cols = first.cols;
+          if (!tenantByStats) {
+            const t = cellReader(cols[LOG_COLUMNS.tenantId]);
+            for (let i = 0; i < g.numRows; i++) {
+              if (t(i) !== tenant) throw new StorageCorruptError(f.key, 'tenant_mismatch');
+            }
+          }
+          const attrs = new AttrReader();
+          const test = predicate.bind(cols, attrs);
+          /** The matching rows in order; `null` when every row of the group matches (nothing to loop over). */
+          let sel: Int32Array | null = null;
+          let m = g.numRows;
+          if (!covered || !predicate.always) {
+            const inWindow = covered ? undefined : windowTest(cols[timeColumn], window);
+            const matched = new Int32Array(g.numRows);
+            m = 0;
+            for (let i = 0; i < g.numRows; i++) {
+              if (inWindow !== undefined && !inWindow(i)) continue;
+              if (!test(i)) continue;
+              matched[m++] = i;
+            }
+            sel = matched;
+          }
+          const rowOf = (k: number): number => (sel === null ? k : (sel[k] as number));
+          rows += m;
+          groupRows = m;
+          if (m === 0) continue;
+          // The record columns the scan did not read; rendering them is material, kept out of bytes_read.
+          // With `take` (the first `take` matches are all that will be rendered), only the pages holding rows from
+          // the first to the last of those are decoded (docs/design/query-engine.md, "Targeted rendering").
+          const readRecordRest = async (take?: number): Promise<Columns> => {
+            const before = opened.source.bytesRead;
+            const rows =
+              take !== undefined && take > 0 && take < g.numRows
+                ? { start: rowOf(0), end: rowOf(Math.min(take, m) - 1) + 1 }
+                : undefined;
+            second = await readReservedWith(
+              opened,
+              g.index,
+              RECORD_COLUMNS.filter((c) => !want.has(c)),
+              tracker,
+              decoder,
+              rows,
+            );
+            materialBytes += opened.source.bytesRead - before;
+            return { ...cols, ...second.cols };
+          };
+          if (aggregator && agg) {
+            const effective = g.columns.find((c) => c.name === LOG_COLUMNS.effectiveTimeUnixNano);
+            const aggCols = aggregationColumns(agg, effective !== undefined && effective.nullCount === 0);
+            // Group-key and value columns are part of the count scan, so they stay in bytes_read.
+            second = await readReservedWith(
+              opened,
+              g.index,
+              [...aggCols].filter((c) => !want.has(c)),
+              tracker,
+              decoder,
+            );
+            const all: Columns = { ...cols, ...second.cols };
+            if (!aggregator.addBatch(all, attrs, sel, m)) {
+              const add = aggregator.bind(all, new AttrReader());
+              for (let k = 0; k < m; k++) add(rowOf(k));
+            }
+          } else if (collector) {
+            let needed = false;
+            if (collector.sorted) {
+              for (let k = 0; k < m && !needed; k++)
+                needed = collector.accepts(sortValue(cols, rowOf(k), sortField as FieldName));
+            } else needed = collector.wantsMore;
+            if (!needed) continue;
+            const all = await readRecordRest(collector.sorted ? undefined : collector.remaining);
+            for (let k = 0; k < m; k++) {
+              const i = rowOf(k);
+              if (collector.sorted) {
+                const key = sortValue(all, i, sortField as FieldName);
+                if (collector.accepts(key)) collector.add(renderLogRow(all, i, projectKeys), key);
+              } else {
+                if (!collector.wantsMore) break;
+                collector.add(renderLogRow(all, i, projectKeys));
+              }
+            }
+          } else if (stream) {
+            if (streamedRecords >= rowLimit) continue;
+            const all = await readRecordRest(rowLimit - streamedRecords);
+            for (let k = 0; k < m && streamedRecords < rowLimit; k++) {
+              const wait = stream.push(renderLogRow(all, rowOf(k), projectKeys));
+              streamedRecords++;
+              if (wait) await wait;
+            }
+          }
+        } finally {
+          tracker.shrink(matchBytes);
+          if (second) tracker.shrink(second.reserved);
+          tracker.shrink(first.reserved);
+        }
+      }
+    } catch (e) {
+      // skip: the rest of the file is left out; what its earlier row groups contributed stays counted. A group
+      // whose output columns failed contributed no records or groups, so its matches leave `rows` too.
+      if (!corrupt.absorb(e)) throw e;
+      rows -= groupRows;
+    } finally {
+      stats.bytes_read += opened.source.bytesRead - materialBytes;
+      tracker.shrink(opened.reserved);
+    }
+  }
+  return { rows, stats, streamedRecords };
+}
+
+/** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */
+function coveredByWindow(
+  column: { min?: unknown; max?: unknown; nullCount?: number | bigint } | undefined,
+  window: TimeWindow,
+): boolean {
+  if (column === undefined || typeof column.min !== 'bigint' || typeof column.max !== 'bigint') return false;
+  if (column.nullCount === undefined || Number(column.nullCount) !== 0) return false;
+  const min = BigInt.asUintN(64, column.min);
+  const max = BigInt.asUintN(64, column.max);
+  return min >= window.fromNs && max < window.toNs && min <= max;
+}

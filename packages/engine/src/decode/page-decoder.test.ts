@@ -92,6 +92,35 @@ describe('columnar decoder reservations', () => {
   });
 });
 
+describe('targeted decoding', () => {
+  test('a row range decodes only the pages holding it: its rows as in a full decode, the others NULL, fewer pages kept', async () => {
+    await ensureZstd();
+    const rows = makeRows({ tenant: 'acme', count: 3000, startNs: T0, spanNs: H, seed: 6 }).map((r, i) => ({
+      ...r,
+      record: { ...r.record, body: { kind: 'string' as const, value: `row ${i} ${'ü'.repeat(700)}` } },
+    }));
+    const bytes = await encodeLogsParquet(rows, { rowGroupRows: 3000 });
+    const file = await openParquetFile(sourceFromBytes(bytes));
+    const elements = new Map(file.metadata.schema.map((e) => [e.name, e]));
+    const md = file.metadata.row_groups[0]?.columns.find((c) => c.meta_data?.path_in_schema[0] === 'body')?.meta_data;
+    assert.ok(md);
+    const element = elements.get('body') ?? { name: 'body' };
+    const { start, length } = chunkRange(md);
+    const chunk = bytes.subarray(start, start + length);
+    const full = decodeChunk(chunk, md, element, 'utf8', 3000, recordingReserve()).data;
+    assert.ok(full instanceof PlainStringVector && full.pages.length >= 3, 'bodies span at least three pages');
+    // Straddle the boundary between the second and third pages: both must be decoded, the others not.
+    const boundary = full.pageRows[2] as number;
+    const range = { start: boundary - 3, end: boundary + 3 };
+    const part = decodeChunk(chunk, md, element, 'utf8', 3000, recordingReserve(), range);
+    assert.ok(part.data instanceof PlainStringVector);
+    assert.equal(part.data.pages.length, 2, `${part.data.pages.length} of ${full.pages.length} pages`);
+    for (let i = range.start; i < range.end; i++) assert.equal(part.data.get(i), full.get(i));
+    assert.equal(part.data.get(0), null);
+    assert.equal(part.data.get(2999), null);
+  });
+});
+
 describe('a query over columns the decoder handles needs an exact, reproducible reservation', () => {
   let dir = '';
   let store: ObjectStore;

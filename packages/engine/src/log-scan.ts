@@ -7,7 +7,7 @@
  */
 import type { TimeWindow } from '@sluice/query';
 import type { ObjectStore } from '@sluice/storage';
-import { LOG_COLUMNS, StorageCorruptError } from '@sluice/storage';
+import { LOG_COLUMNS, StorageCorruptError, parseDataKey } from '@sluice/storage';
 import type { Aggregator } from './aggregate.js';
 import { aggregationColumns } from './aggregate.js';
 import { AttrReader } from './attr-value.js';
@@ -71,9 +71,19 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
   const { files, listed } = await listLiveFiles(store, tenant, window, limits, signal, corrupt);
   if (hooks?.afterListing) await hooks.afterListing({ files, listedObjects: listed });
   let rows = 0;
+  // `sort ts desc | limit n` walks the partitions newest first: once the top n are in, a partition whose hour
+  // ends at or before the worst of them cannot place a row (a row's ts lies in its partition's hour, or is 0), so
+  // its groups are counted without reading the sort column, and without reading anything when the statistics
+  // cover them. Ties between equal ts are decided by the file order of the listing, whatever the visit order.
+  const newestFirst = collector?.sorted === true && sortField === 'ts' && plan.sortStage?.descending === true;
+  const visits = files.map((f, ordinal) => ({ f, ordinal }));
+  if (newestFirst) visits.reverse();
 
-  for (const f of files) {
+  for (const { f, ordinal } of visits) {
     checkAborted(signal);
+    const partitionEnd = newestFirst ? partitionEndNs(f.key) : undefined;
+    /** The row's place in listing order: decides between equal sort keys. */
+    const orderOf = (row: number): number => ordinal * 2 ** 32 + row;
     let opened: OpenedFile;
     try {
       opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal);
@@ -95,8 +105,6 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
         }
         stats.row_groups_scanned++;
         checkAborted(signal);
-        if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
-        checkAborted(signal);
         const want = new Set(phase1);
         const timeColumn = hasEffective ? LOG_COLUMNS.effectiveTimeUnixNano : LOG_COLUMNS.timeUnixNano;
         if (!hasEffective) want.add(LOG_COLUMNS.timeUnixNano);
@@ -116,6 +124,18 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
         const tcol = g.columns.find((c) => c.name === LOG_COLUMNS.tenantId);
         const tenantByStats = tenantStatsTrusted && tcol?.min === tenant && tcol.max === tenant;
         if (!tenantByStats) want.add(LOG_COLUMNS.tenantId);
+        const hopeless =
+          partitionEnd !== undefined && collector !== undefined && !collector.accepts(partitionEnd - 1n, 0);
+        if (hopeless) {
+          if (covered && predicate.always && tenantByStats) {
+            rows += g.numRows;
+            continue;
+          }
+          const sortColumn = FIELD_COLUMN[sortField as FieldName];
+          if (!predicate.columns.has(sortColumn) && !(sortColumn === timeColumn && !covered)) want.delete(sortColumn);
+        }
+        if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
+        checkAborted(signal);
         const first = await readReservedWith(opened, g.index, want, tracker, decoder);
         let second: { cols: Columns; reserved: number } | undefined;
         const matchBytes = tracker.grow(g.numRows * 4);
@@ -184,10 +204,14 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
               for (let k = 0; k < m; k++) add(rowOf(k));
             }
           } else if (collector) {
+            if (hopeless) continue;
             let needed = false;
             if (collector.sorted) {
               for (let k = 0; k < m && !needed; k++)
-                needed = collector.accepts(sortValue(cols, rowOf(k), sortField as FieldName));
+                needed = collector.accepts(
+                  sortValue(cols, rowOf(k), sortField as FieldName),
+                  orderOf(g.rowStart + rowOf(k)),
+                );
             } else needed = collector.wantsMore;
             if (!needed) continue;
             const all = await readRecordRest(collector.sorted ? undefined : collector.remaining);
@@ -195,7 +219,8 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
               const i = rowOf(k);
               if (collector.sorted) {
                 const key = sortValue(all, i, sortField as FieldName);
-                if (collector.accepts(key)) collector.add(renderLogRow(all, i, projectKeys), key);
+                const order = orderOf(g.rowStart + i);
+                if (collector.accepts(key, order)) collector.add(renderLogRow(all, i, projectKeys), key, order);
               } else {
                 if (!collector.wantsMore) break;
                 collector.add(renderLogRow(all, i, projectKeys));
@@ -227,6 +252,12 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
     }
   }
   return { rows, stats, streamedRecords };
+}
+
+/** The end of a data file's hour partition in ns, from its key (`undefined` for a key that is not one). */
+function partitionEndNs(key: string): bigint | undefined {
+  const parts = parseDataKey(key);
+  return parts === null ? undefined : (BigInt(parts.hourStartMs) + 3_600_000n) * 1_000_000n;
 }
 
 /** True when a row group's time column has no NULLs and its min/max lie inside `[fromNs, toNs)`. */

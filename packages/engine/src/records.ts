@@ -217,17 +217,21 @@ export class RecordCollector {
   }
 
   /** With sort: true when a row with `key` would enter the heap now. */
-  accepts(key: SortValue): boolean {
+  accepts(key: SortValue, order?: number): boolean {
     if (this.#o.limit <= 0) return false;
     if (this.#rows.length < this.#o.limit) return true;
     const root = this.#rows[0];
-    return root !== undefined && this.#worse(root, { text: '', reserved: 0, key, seq: this.#seq });
+    return root !== undefined && this.#worse(root, { text: '', reserved: 0, key, seq: order ?? this.#seq });
   }
 
-  /** Adds a rendered row (reserving it first). */
-  add(text: string, key: SortValue = null): void {
+  /**
+   * Adds a rendered row (reserving it first). `order` is the row's place in the scan's file order, which decides
+   * between equal sort keys (earlier wins); without it, the order of arrival does. A scan that visits files in
+   * another order passes it so the answer does not depend on the visit order.
+   */
+  add(text: string, key: SortValue = null, order?: number): void {
     const reserved = this.#o.tracker.grow(retainedRowBytes(text));
-    const held: Held = { text, reserved, key, seq: this.#seq++ };
+    const held: Held = { text, reserved, key, seq: order ?? this.#seq++ };
     if (this.#o.sort === undefined) {
       this.#utf8 += Buffer.byteLength(text, 'utf8') + 1;
       if (this.#utf8 > this.#o.maxResultBytes && this.#o.enforcement !== 'observe')

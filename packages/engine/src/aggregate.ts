@@ -183,23 +183,7 @@ export class Aggregator {
           }
           parts[t] = k;
         }
-        let node = this.#nested;
-        for (let t = 0; t < last; t++) {
-          let next = node.get(parts[t] as string) as NestedGroups | undefined;
-          if (next === undefined) {
-            next = new Map();
-            node.set(parts[t] as string, next);
-          }
-          node = next;
-        }
-        g = node.get(parts[last] as string) as Group | undefined;
-        if (g === undefined) {
-          const key = parts.slice();
-          this.#tracker.grow(groupEntryBytes(key)); // reserve before insertion
-          g = { key, count: 0, sum: 0, min: Infinity, max: -Infinity, n: 0 };
-          node.set(parts[last] as string, g);
-          this.#groups.set(key.join('\u0000'), g);
-        }
+        g = this.#groupFor(parts);
       }
       g.count++;
       if (value !== undefined) {

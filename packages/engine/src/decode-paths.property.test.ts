@@ -23,7 +23,7 @@ import {
 } from '@sluice/storage';
 import { chunkKind, chunkRange, decodeChunk } from './decode/page-decoder.js';
 import { DictStringVector, PlainStringVector } from './decode/string-vector.js';
-import { H, T0, makeRows } from './testing/corpus.js';
+import { H, T0, makeRows, prng } from './testing/corpus.js';
 import { run } from './testing/harness.js';
 
 const NOW = T0 + 4n * H;
@@ -42,17 +42,6 @@ const HOT: readonly string[] = [
   'resource.service.name',
 ];
 const NO_POOL = { grow: (n: number): number => n, shrink: (): void => undefined };
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function iso(ns: bigint): string {
   return new Date(Number(ns / 1_000_000n)).toISOString();

@@ -21,7 +21,8 @@ export const SEVERITIES: readonly number[] = [0, 1, 5, 8, 9, 12, 13, 16, 17, 20,
 /** Services. */
 export const SERVICES: readonly string[] = ['checkout', 'api', 'billing'];
 
-function prng(seed: number): () => number {
+/** A small deterministic PRNG (mulberry32) for corpora and random queries. */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -628,7 +628,8 @@ describe('RFC0058.9: telemetry is error.type on the existing histogram', () => {
             rejected(surface, 'acme', `true | ${HOUR1} | limit 1000`, 'query_result_limit'),
           );
           await exactlyOne('query_memory_limit', () =>
-            rejected(surface, 'wide', `true | ${HOUR1} | limit 10`, 'query_memory_limit'),
+            // Sorted, so every wide body is decoded (an unsorted limit decodes only the pages it renders).
+            rejected(surface, 'wide', `true | ${HOUR1} | sort ts asc | limit 10`, 'query_memory_limit'),
           );
           const hog = h.pool.createQuery('hog');
           assert.equal(hog.tryGrow(h.pool.size - 32 * 1024).status, 'ok');

@@ -169,6 +169,7 @@ async function runLogQuery(
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.hooks !== undefined ? { hooks: options.hooks } : {}),
       decoder: options.decoder ?? 'columnar',
+      ...(options.footers !== undefined ? { footers: options.footers } : {}),
       tracker,
       corrupt,
     },

@@ -12,6 +12,7 @@ import { FIELD_COLUMN } from './fields.js';
 import type { CompiledPredicate } from './predicate-eval.js';
 import { compilePredicate } from './predicate-eval.js';
 import type { RowGroupPruner } from './pruning.js';
+import { createFilterPruner, type FilterPruner } from './filter-pruning.js';
 import { createPruner } from './pruning.js';
 import { projectedKeys } from './records.js';
 import type { RowLimits } from './window.js';
@@ -22,6 +23,8 @@ export interface LogPlan {
   readonly window: TimeWindow;
   readonly predicate: CompiledPredicate;
   readonly pruner: RowGroupPruner;
+  /** Row-group pruning from the files' filters (docs/design/storage-format.md, "Row-group filters"). */
+  readonly filters: FilterPruner;
   /** The `count` / aggregate stage, if any. */
   readonly agg: CountStage | AggregateStage | undefined;
   readonly sortStage: { readonly key: string; readonly descending: boolean } | undefined;
@@ -51,6 +54,7 @@ export function planLogQuery(q: LogQuery, o: PlanInputs): LogPlan {
   const window = queryWindow(q, o.nowNs, o.defaultWindowSecs);
   const predicate = compilePredicate(q.predicate);
   const pruner = createPruner(q.predicate, window);
+  const filters = createFilterPruner(q.predicate);
   const agg: CountStage | AggregateStage | undefined = aggregationStage(q);
   let sortStage: { key: string; descending: boolean } | undefined;
   let projectKeys: Set<string> | undefined;
@@ -71,6 +75,7 @@ export function planLogQuery(q: LogQuery, o: PlanInputs): LogPlan {
     window,
     predicate,
     pruner,
+    filters,
     agg,
     sortStage,
     sortField,

@@ -6,7 +6,7 @@
  * that are still needed. Every reservation is given back as its group or file is done.
  */
 import type { TimeWindow } from '@sluice/query';
-import type { ObjectStore } from '@sluice/storage';
+import type { FooterCache, ObjectStore } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError, parseDataKey } from '@sluice/storage';
 import type { Aggregator } from './aggregate.js';
 import { aggregationColumns } from './aggregate.js';
@@ -48,6 +48,8 @@ export interface ScanContext {
     beforeRowGroup?(info: { readonly key: string; readonly index: number }): Promise<void> | void;
   };
   readonly decoder: ColumnDecoderChoice;
+  /** The worker's footer cache, if any (see `ExecuteOptions.footers`). */
+  readonly footers?: FooterCache;
   readonly tracker: MemoryTracker;
   readonly corrupt: CorruptObjects;
 }
@@ -63,8 +65,9 @@ export interface ScanResult {
 
 /** Runs the scan step. */
 export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanSinks): Promise<ScanResult> {
-  const { store, tenant, limits, signal, hooks, decoder, tracker, corrupt } = ctx;
-  const { window, predicate, pruner, agg, sortField, projectKeys, rowLimit, phase1, tenantStatsTrusted } = plan;
+  const { store, tenant, limits, signal, hooks, decoder, footers, tracker, corrupt } = ctx;
+  const { window, predicate, pruner, filters, agg, sortField, projectKeys, rowLimit, phase1, tenantStatsTrusted } =
+    plan;
   const { aggregator, collector, stream } = sinks;
   const stats = emptyStats();
   let streamedRecords = 0;
@@ -86,7 +89,7 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
     const orderOf = (row: number): number => ordinal * 2 ** 32 + row;
     let opened: OpenedFile;
     try {
-      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal);
+      opened = await openReserved(store, f.key, f.size, tracker, DATA_FILE_COLUMNS, signal, footers);
     } catch (e) {
       if (corrupt.absorb(e)) continue; // skip: the file is left out
       throw e;
@@ -99,7 +102,7 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
       const hasEffective = file.columnNames.includes(LOG_COLUMNS.effectiveTimeUnixNano);
       for (const g of file.rowGroups) {
         groupRows = 0;
-        if (!pruner.mayMatch(g)) {
+        if (!pruner.mayMatch(g) || (filters.active && !(await filters.mayMatch(file, g.index, tracker)))) {
           stats.row_groups_pruned++;
           continue;
         }

@@ -94,11 +94,10 @@ for (const backend of ['local', 's3'] as const) {
           const http = await postQuery(url, 'acme', statement);
           assert.equal(http.status, 200, http.text.slice(0, 300));
           const mcp = await client.callTool({ name: 'query_logs', arguments: { tenant: 'acme', query: statement } });
-          // stats.bytes_read counts bytes read from storage: the second run may find the footers in its worker's
-          // footer cache (docs/design/query-governance.md, "Footer cache"), so it can read fewer bytes for the same answer.
+          // stats.bytes_read counts bytes read from storage: either run may find the footers in its worker's footer
+          // cache (docs/design/query-governance.md, "Footer cache"), which depends on which worker ran it.
           const [viaMcp, viaHttp] = [JSON.parse(text(mcp)), JSON.parse(http.text)] as QueryAnswer[];
           assert.ok(viaMcp !== undefined && viaHttp !== undefined);
-          assert.ok(viaMcp.stats.bytes_read <= viaHttp.stats.bytes_read, statement);
           assert.deepEqual(withoutBytesRead(viaMcp), withoutBytesRead(viaHttp), statement);
         }
         const drift = await postQuery(url, 'acme', 'drift from 2026-03-01T00:00:00Z to now');

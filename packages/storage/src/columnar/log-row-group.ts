@@ -90,6 +90,18 @@ function stringLeaf(name: string, b: ByteArrayBuilder, defs: Uint8Array | null, 
   return flat(name, PHYSICAL.BYTE_ARRAY, defs, b.encoder(), st);
 }
 
+/** An OPTIONAL fixed-width id column (`count` non-null ids back to back), with its bloom filter's input. */
+function idLeaf(name: string, defs: Uint8Array, ids: Uint8Array, width: number, count: number, n: number): LeafColumn {
+  const leaf = flat(
+    name,
+    PHYSICAL.FIXED_LEN_BYTE_ARRAY,
+    defs,
+    plainFixed(ids, width),
+    stats(n - count, fixedBounds(ids, width, count)),
+  );
+  return { ...leaf, sketchInput: { kind: 'fixed', bytes: ids, width, count } };
+}
+
 /** The leaf columns of one row group, in file order. */
 export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo): LeafColumn[] {
   const n = rows.length;
@@ -261,26 +273,8 @@ export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo)
       reqStats(int32Bounds(dropped, n, true)),
     ),
     flat(c.flags, PHYSICAL.INT32, null, plainFixed(bytesOf(flags), 4), reqStats(int32Bounds(flags, n, true))),
-    {
-      ...flat(
-        c.traceId,
-        PHYSICAL.FIXED_LEN_BYTE_ARRAY,
-        traceDefs,
-        plainFixed(traceId, 16),
-        stats(n - traceCount, fixedBounds(traceId, 16, traceCount)),
-      ),
-      sketchInput: { kind: 'fixed', bytes: traceId, width: 16, count: traceCount },
-    },
-    {
-      ...flat(
-        c.spanId,
-        PHYSICAL.FIXED_LEN_BYTE_ARRAY,
-        spanDefs,
-        plainFixed(spanId, 8),
-        stats(n - spanCount, fixedBounds(spanId, 8, spanCount)),
-      ),
-      sketchInput: { kind: 'fixed', bytes: spanId, width: 8, count: spanCount },
-    },
+    idLeaf(c.traceId, traceDefs, traceId, 16, traceCount, n),
+    idLeaf(c.spanId, spanDefs, spanId, 8, spanCount, n),
     flat(c.bodyKind, PHYSICAL.INT32, null, plainFixed(bytesOf(bodyKind), 4), reqStats(int32Bounds(bodyKind, n, true))),
     {
       ...opt(c.body, body, false),

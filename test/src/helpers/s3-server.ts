@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import { makeS3rverPutsWhole } from '@sluice/storage/testing';
 
 /** A running s3rver. */
 export interface TestS3Server {
@@ -26,6 +27,7 @@ export async function startS3Server(bucket = 'sluice'): Promise<TestS3Server> {
     directory,
     configureBuckets: [{ name: bucket }],
   });
+  makeS3rverPutsWhole(server);
   const address = await server.run();
   return {
     endpoint: `http://127.0.0.1:${address.port}`,

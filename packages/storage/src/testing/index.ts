@@ -8,6 +8,7 @@ export type { ContractSubject } from './object-store-contract.js';
 export { MANY_KEYS, runObjectStoreContract } from './object-store-contract.js';
 export type { S3rverHandle } from './s3rver-harness.js';
 export { startS3rver } from './s3rver-harness.js';
+export { makeS3rverPutsWhole } from './s3rver-whole-puts.js';
 export { prng, sampleRows } from './sample-rows.js';
 export { createCasEnforcingStore } from './cas-enforcing-store.js';
 export type { Fault, FaultController, FaultScope, FaultyCall } from './faulty-object-store.js';

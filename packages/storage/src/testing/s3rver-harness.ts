@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import { makeS3rverPutsWhole } from './s3rver-whole-puts.js';
 
 /** A running s3rver. */
 export interface S3rverHandle {
@@ -28,6 +29,7 @@ export async function startS3rver(bucket = 'sluice-test'): Promise<S3rverHandle>
     directory,
     configureBuckets: [{ name: bucket, configs: [] }],
   });
+  makeS3rverPutsWhole(server);
   const addr = await server.run();
   return {
     endpoint: `http://127.0.0.1:${addr.port}`,

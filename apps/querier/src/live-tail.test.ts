@@ -18,6 +18,10 @@ import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type Ob
 import type { TailEnd, TailHooks, TailSummary } from './tail-session.js';
 import { harness, query, row, within, type Harness, type HarnessOptions } from './testing/query-harness.js';
 
+/** How long a wait for an event the test has made certain may take: long, because a loaded 2-core machine is slow,
+ * and it bounds only how long a broken build takes to fail, never what the test proves. */
+const SETTLE_MS = 60_000;
+
 const HOUR_MS = 3_600_000;
 const MS_NS = 1_000_000n;
 
@@ -77,10 +81,10 @@ function pollGate(): { hooks: TailHooks; next(): Promise<void>; ends: { end: Tai
     },
     /** Lets one poll run and waits until it has been answered. */
     async next() {
-      await within(10_000, () => waiting.length > 0, 'a poll waiting at the gate');
+      await within(SETTLE_MS, () => waiting.length > 0, 'a poll waiting at the gate');
       const target = answered + 1;
       waiting.shift()?.();
-      await within(10_000, () => answered >= target, 'the poll answered');
+      await within(SETTLE_MS, () => answered >= target, 'the poll answered');
     },
   };
 }
@@ -356,15 +360,17 @@ describe('live tail: bounds', () => {
     await flush('slow', at, big);
     for (const readLate of [true, false]) {
       const gate = pollGate();
+      // The late reader gets a linger far longer than the test can take to resume reading (a 200 ms one lost the
+      // last line to a loaded CI machine); the reader that never reads gets a short one, to prove it disconnects.
       const s = await served(
-        { hooks: gate.hooks, maxTailBufferBytes: 65_536, lingerMs: 200 },
+        { hooks: gate.hooks, maxTailBufferBytes: 65_536, lingerMs: readLate ? 60_000 : 200 },
         { limits: { maxResultBytes: 64 << 20 } },
       );
       try {
         const idle = s.h.pool.reserved();
         const tail = await openTail(s.port, 'slow', 'true', '/v1/tail?since=60', false);
         await gate.next();
-        await within(10_000, () => gate.ends.length === 1, 'the tail gave up on its client');
+        await within(SETTLE_MS, () => gate.ends.length === 1, 'the tail gave up on its client');
         const { end, summary } = gate.ends[0]!;
         assert.equal(end.kind, 'dropped');
         assert.ok(summary.dropped > 0, 'some records were dropped');
@@ -378,8 +384,8 @@ describe('live tail: bounds', () => {
           assert.equal(bodies(tail).length, summary.rows, 'every record written before the drop arrived');
         }
         // Never read: the linger disconnects it. Either way nothing stays reserved.
-        await within(10_000, () => s.h.tails?.openCount() === 0, 'the slot is free');
-        await within(10_000, () => s.h.pool.reserved() === idle, 'the pool is back to its idle value');
+        await within(SETTLE_MS, () => s.h.tails?.openCount() === 0, 'the slot is free');
+        await within(SETTLE_MS, () => s.h.pool.reserved() === idle, 'the pool is back to its idle value');
         assert.equal(tailReservations(s.h), 0, 'the tail’s reservation left the pool’s slot table');
         tail.req.destroy();
       } finally {

@@ -307,13 +307,30 @@ describe('the backstop: a worker that does not yield is terminated and replaced'
   });
 
   test('a lone spinning query is 422 query_time_limit', async () => {
-    const h = harness({ maxConcurrent: 1, queryTimeoutMs: 200, workerScript: './testing/spinning-query-worker.js' });
+    // Paused time for the deadline, as above: it fires once the query is seen spinning, and the replacement
+    // worker's start-up (slow on a loaded machine) is not raced against a 200 ms deadline.
+    const timers = new ManualTimers();
+    const h = harness({
+      maxConcurrent: 1,
+      queryTimeoutMs: 200,
+      workerScript: './testing/spinning-query-worker.js',
+      timers,
+    });
     try {
-      const answer = await query(h, 'spin', { query: COUNT });
-      assert.equal(answer.status, 422);
+      const pending = query(h, 'spin', { query: COUNT });
+      await within(
+        10_000,
+        () => h.pool.consumers().some((c) => c.queryId.endsWith('-spin')),
+        'the query spinning',
+      );
+      timers.advance(200);
+      const answer = await pending;
+      assert.equal(answer.status, 422, JSON.stringify(answer.json));
       assert.equal(answer.json.error.kind, 'query_time_limit');
       assert.equal(nonCacheHeldBytes(h.pool), 0);
-      assert.equal((await query(h, 'acme', { query: COUNT })).status, 200, 'the replacement worker serves');
+      const served = await query(h, 'acme', { query: COUNT });
+      assert.equal(served.status, 200, `the replacement worker serves: ${JSON.stringify(served.json)}`);
+      assert.deepEqual(h.deaths, ['stopped']);
     } finally {
       await h.close();
     }

@@ -6,6 +6,7 @@
  * `sluice.storage.corrupt_objects` counter. A deadline reached while storage was failing is `storage_unavailable`,
  * not a time limit: decided from the worker's storage report, never from timing luck.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MeterProvider, MetricReader, type DataPoint, type MetricData } from '@opentelemetry/sdk-metrics';
@@ -38,9 +39,11 @@ import {
   rpc,
   tracked,
   until,
+  within,
   type Harness,
   type HarnessOptions,
 } from './testing/query-harness.js';
+import { listenForFaultyReads } from './testing/faulty-storage-reads.js';
 
 /** A reader collected by hand. */
 class ManualReader extends MetricReader {
@@ -267,9 +270,18 @@ describe('storage_unavailable: 503, retryable, naming the operation and the obje
 
   test('a real worker stopped at its deadline while its read was retried and then hung: 503 storage_unavailable, not a time limit', async () => {
     const types = errorTypes();
-    const h = faulty({ maxConcurrent: 1, queryTimeoutMs: 300, observer: types.observer });
+    const timers = new ManualTimers();
+    const reads = listenForFaultyReads();
+    const h = faulty({ maxConcurrent: 1, queryTimeoutMs: 300, observer: types.observer, timers });
     try {
-      const a = await query(h, 'stalled', { query: COUNT });
+      // Paused time: the deadline fires once the retry (the second read of the file) is under way and hanging.
+      const pending = query(h, 'stalled', { query: COUNT });
+      await within(60_000, () => reads.keys.filter((k) => k.includes('tenant_id=stalled/')).length >= 2, 'the retry');
+      // A pending call counts once it has waited half the deadline (storage-watch.ts); it began before its
+      // announcement arrived, so a real wait of the whole deadline after it is a lower bound, not a race.
+      await delay(300);
+      timers.advance(300);
+      const a = await pending;
       assert.equal(a.status, 503, JSON.stringify(a.json));
       assert.equal(a.json.error.kind, 'storage_unavailable');
       assert.equal(a.json.error.operation, 'get_range');
@@ -281,20 +293,29 @@ describe('storage_unavailable: 503, retryable, naming the operation and the obje
       assert.equal(h.gate.inFlight(), 0);
       assert.equal((await query(h, 'acme', { query: COUNT })).json.rows, 300, 'the worker serves the next query');
     } finally {
+      reads.close();
       await h.close();
     }
   });
 
   test('a real worker stopped at its deadline while its first read hung (no retry yet): 503 storage_unavailable', async () => {
-    const h = faulty({ maxConcurrent: 1, queryTimeoutMs: 400 });
+    const timers = new ManualTimers();
+    const reads = listenForFaultyReads();
+    const h = faulty({ maxConcurrent: 1, queryTimeoutMs: 400, timers });
     try {
-      const a = await query(h, 'hung', { query: COUNT });
+      // Paused time: the deadline fires once the first read is under way and hanging.
+      const pending = query(h, 'hung', { query: COUNT });
+      await within(60_000, () => reads.keys.some((k) => k.includes('tenant_id=hung/')), 'the first read');
+      await delay(400); // past half the deadline of real waiting, as above
+      timers.advance(400);
+      const a = await pending;
       assert.equal(a.status, 503, JSON.stringify(a.json));
       assert.deepEqual(
         { kind: a.json.error.kind, operation: a.json.error.operation, attempts: a.json.error.attempts },
         { kind: 'storage_unavailable', operation: 'get_range', attempts: 1 },
       );
     } finally {
+      reads.close();
       await h.close();
     }
   });

@@ -9,7 +9,9 @@
  */
 import { createLocalObjectStore, createResilientObjectStore } from '@sluice/storage';
 import { createFaultyObjectStore } from '@sluice/storage/testing';
+import { BroadcastChannel } from 'node:worker_threads';
 import { workerSeams } from '../worker-seams.js';
+import { FAULTY_READS_CHANNEL } from './faulty-storage-reads.js';
 
 /** Attempts per call in this worker (the bounded store's `maxAttempts`). */
 export const FAULTY_MAX_ATTEMPTS = 2;
@@ -23,7 +25,18 @@ workerSeams.createStore = (settings, hooks) => {
   faults.inject('get_range', 'server_error', { key: of('stalled'), times: 1 });
   faults.inject('get_range', 'hang', { key: of('stalled') });
   faults.inject('get_range', 'hang', { key: of('hung') });
-  return createResilientObjectStore(store, {
+  // Each range read is announced as it starts (before its fault applies), for tests that fire a deadline only
+  // once the read is under way.
+  const announce = new BroadcastChannel(FAULTY_READS_CHANNEL);
+  announce.unref();
+  const announced = {
+    ...store,
+    getRange: (...args: Parameters<typeof store.getRange>) => {
+      announce.postMessage(args[0]);
+      return store.getRange(...args);
+    },
+  };
+  return createResilientObjectStore(announced, {
     requestTimeoutMs: 0,
     maxAttempts: FAULTY_MAX_ATTEMPTS,
     retryBaseMs: 0,

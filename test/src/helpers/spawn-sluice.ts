@@ -9,6 +9,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** How long a start or a readiness wait may take before the test fails: generous, because a 2-core machine under a
+ * whole suite (or other work) can take tens of seconds to start a process; it only bounds how long a broken build
+ * takes to fail. */
+const START_TIMEOUT_MS = 120_000;
+
 /** Repository root (test/dist/helpers → ../../..). */
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 /** The CLI entry point. */
@@ -102,7 +107,7 @@ export async function spawnSluice(
     );
     setTimeout(
       () => reject(new Error(`sluice did not start in time:\n${logs.join('\n')}`)),
-      options.startTimeoutMs ?? 30_000,
+      options.startTimeoutMs ?? START_TIMEOUT_MS,
     ).unref();
   });
   const addresses = await started;
@@ -115,7 +120,7 @@ export async function spawnSluice(
     queryUrl,
     logs,
     exited,
-    async waitReady(timeoutMs = 30_000) {
+    async waitReady(timeoutMs = START_TIMEOUT_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         try {

@@ -250,6 +250,7 @@ test('every configuration value set in the CI and single values reaches the pars
   const qx = parsedConfigOf(docs, 'querier');
   assert.equal(qx.querier.defaultWindowSecs, 1800);
   assert.equal(qx.querier.mcp.enabled, false);
+  assert.equal(qx.querier.ui.enabled, false);
   assert.equal(qx.querier.onCorruptObject, 'skip');
   const cx = parsedConfigOf(docs, 'compactor');
   assert.equal(cx.compaction.intervalSecs, 60);

@@ -315,6 +315,12 @@ const querierSchema = section({
   mcp: section({
     enabled: booleanKey('Serve MCP at /mcp on the query listener.', true),
   }),
+  ui: section({
+    enabled: booleanKey(
+      'Serve the web console at / on the query listener (static files; it calls /v1/query, /v1/tail, /mcp and /v1/status). false = / answers 404.',
+      true,
+    ),
+  }),
   limits: section(
     {
       memory_pool_bytes: optionalIntegerKey(

@@ -26,6 +26,7 @@ export type {
   MinerConfig,
   QuerierConfig,
   McpConfig,
+  ConsoleUiConfig,
   QueryLimitsConfig,
   CompactionConfig,
   TenancyConfig,

@@ -138,6 +138,12 @@ export interface McpConfig {
   readonly enabled: boolean;
 }
 
+/** `querier.ui` (docs/console.md). */
+export interface ConsoleUiConfig {
+  /** Serve the web console at `/` on the query listener. */
+  readonly enabled: boolean;
+}
+
 /** `querier.limits` (docs/design/query-governance.md). */
 export interface QueryLimitsConfig {
   /** `memory_pool_bytes`: explicit pool size, at least 32 MiB; `null` = derived from the memory limit (docs/deployment.md). */
@@ -196,6 +202,7 @@ export interface QuerierConfig {
   /** `on_corrupt_object`: `fail` answers `storage_corrupt`; `skip` serves the rest, counted in `objects_skipped`. */
   readonly onCorruptObject: CorruptObjectPolicy;
   readonly mcp: McpConfig;
+  readonly ui: ConsoleUiConfig;
   readonly limits: QueryLimitsConfig;
 }
 

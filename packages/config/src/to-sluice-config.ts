@@ -79,6 +79,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       defaultWindowSecs: querier.default_window_secs,
       onCorruptObject: querier.on_corrupt_object,
       mcp: { enabled: querier.mcp.enabled },
+      ui: { enabled: querier.ui.enabled },
       limits: {
         memoryPoolBytes: querier.limits.memory_pool_bytes,
         memoryPoolFraction: querier.limits.memory_pool_fraction,

@@ -99,6 +99,17 @@ describe('access gate', () => {
     assert.equal(gate(false).admitAdmin([]).ok, true);
   });
 
+  test('a tenant-independent read (/v1/status) needs a token granted the surface for any of its tenants, no tenant', () => {
+    assert.equal(gate().admitUntenanted('query', []).ok, false);
+    assert.equal(gate().admitUntenanted('query', bearer('tok-ingest-a')).ok, false, 'a token of another surface');
+    assert.deepEqual(gate().admitUntenanted('query', bearer('tok-reader-a')), {
+      ok: true,
+      value: { principal: 'reader-a' },
+    });
+    const open = createAccessGate({ tokens: null, tenancy, protectMetrics: true });
+    assert.deepEqual(open.admitUntenanted('query', []), { ok: true, value: { principal: null } });
+  });
+
   test('a tenant named again inside a request must equal the admitted one', () => {
     const g = gate();
     const grant = { tenant: 'a', principal: 'reader-a' };

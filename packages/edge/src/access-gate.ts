@@ -57,6 +57,14 @@ export interface AccessGate {
   /** Admits a request to the `admin` surface (`/metrics`), which names no tenant. */
   admitAdmin(authorization: readonly string[]): Result<{ readonly principal: string | null }, AccessRefusal>;
   /**
+   * Admits a request that names no tenant to a tenant-scoped surface's tenant-independent figures (the querier's
+   * `/v1/status`): with auth enabled, a token granted `surface` for any tenant; no tenant header is read.
+   */
+  admitUntenanted(
+    surface: TenantSurface,
+    authorization: readonly string[],
+  ): Result<{ readonly principal: string | null }, AccessRefusal>;
+  /**
    * Checks a tenant named a second time inside an admitted request (an MCP tool's compatibility `tenant`
    * argument): it must equal the admitted tenant, else `tenant_denied`. A request never chooses another tenant.
    */
@@ -112,6 +120,11 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     admitAdmin(authorization) {
       if (tokens === null || !options.protectMetrics) return { ok: true, value: { principal: null } };
       const grant = authenticate('admin', authorization);
+      return grant === null ? { ok: false, error: UNAUTHENTICATED } : { ok: true, value: { principal: grant.name } };
+    },
+    admitUntenanted(surface, authorization) {
+      if (tokens === null) return { ok: true, value: { principal: null } };
+      const grant = authenticate(surface, authorization);
       return grant === null ? { ok: false, error: UNAUTHENTICATED } : { ok: true, value: { principal: grant.name } };
     },
     confirmTenant(grant, named) {

@@ -2,7 +2,7 @@
 // Fails when a workspace imports (in its sources, read by scripts/lib/workspace-imports.mjs) or declares a @sluice
 // package of the same or a higher layer, imports a @sluice package its package.json does not declare, or when its
 // tsconfig references do not mirror its @sluice dependencies exactly. Layers only point down:
-//   core (0) ← otlp, config, telemetry, miner, limits, edge, query (1) ← wal, storage (2) ← engine, compaction,
+//   core (0) ← otlp, config, telemetry, miner, limits, edge, query, console (1) ← wal, storage (2) ← engine, compaction,
 //   sink (3) ← receiver, querier, compactor (4) ← server (5) ← test (6).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ const LAYER = {
   '@sluice/limits': 1,
   '@sluice/edge': 1,
   '@sluice/query': 1,
+  '@sluice/console': 1,
   '@sluice/wal': 2,
   '@sluice/storage': 2,
   '@sluice/engine': 3,

@@ -1,0 +1,5 @@
+/**
+ * @module @sluice/console
+ * The web console's files for the querier to serve (docs/console.md).
+ */
+export { CONSOLE_ASSET_PREFIX, CONSOLE_PAGE_PATH, loadConsoleAssets, type ConsoleAsset } from './console-assets.js';

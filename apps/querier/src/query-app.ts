@@ -30,6 +30,10 @@ import { MAX_QUERY_BODY_BYTES, readLimitedBody } from './read-limited-body.js';
 import type { LiveTails } from './live-tails.js';
 import { parseTailRequest, SINCE_PARAM } from './tail-request.js';
 import { runTailSession, type TailHooks } from './tail-session.js';
+import type { ConsoleAsset } from '@sluice/console';
+import { registerConsoleRoutes } from './console-routes.js';
+import { dslErrorPosition } from './dsl-error-position.js';
+import { registerStatusRoute, type StatusRouteOptions } from './status-route.js';
 
 /** Options for {@link createQueryApp}. */
 export interface QueryAppOptions {
@@ -44,6 +48,10 @@ export interface QueryAppOptions {
   readonly version: string;
   /** `POST /v1/tail` (docs/design/query-governance.md, "Live tail"); absent = the route answers 404. */
   readonly tails?: TailRouteOptions;
+  /** `GET /v1/status` (docs/console.md); absent = 404. */
+  readonly status?: StatusRouteOptions;
+  /** The web console's files (`querier.ui.enabled`); absent = `/` answers 404. */
+  readonly consoleAssets?: ReadonlyMap<string, ConsoleAsset>;
 }
 
 /** What the live-tail route needs. */
@@ -232,6 +240,10 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     });
   }
 
+  if (options.status !== undefined)
+    registerStatusRoute(app, options.status, (c, refusal) => refusalResponse(c, access, refusal));
+  if (options.consoleAssets !== undefined) registerConsoleRoutes(app, options.consoleAssets);
+
   app.post('/v1/query', async (c) => {
     const admitted = admit(c, 'query');
     if (!admitted.ok) return refusalResponse(c, access, admitted.error);
@@ -245,7 +257,14 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
     if (body.status === 'invalid_utf8')
       return errorResponse(c, { kind: 'invalid_query', message: 'request body is not valid UTF-8' });
     const parsed = parseQueryRequest(c.req.header('content-type'), body.text);
-    if (!parsed.ok) return errorResponse(c, { kind: 'invalid_query', message: parsed.error.message });
+    if (!parsed.ok) {
+      const position = dslErrorPosition(c.req.header('content-type'), parsed.error);
+      return errorResponse(c, {
+        kind: 'invalid_query',
+        message: parsed.error.message,
+        ...(position !== undefined ? { position } : {}),
+      });
+    }
     const timeout = requestedTimeout(c, parsed.value.timeoutMs);
     if (!timeout.ok) return errorResponse(c, { kind: 'invalid_query', message: timeout.error });
     const job = { kind: 'query', query: parsed.value.query } as const;

@@ -35,6 +35,8 @@ export type QueryError =
       readonly message: string;
       /** For a limit rejection: the config key, what the query needed or did, the configured value. */
       readonly details?: Pick<LimitErrorDetails, 'limit' | 'value' | 'ceiling'>;
+      /** For `invalid_query` of a DSL text body: where in the statement it went wrong (see {@link TextPosition}). */
+      readonly position?: TextPosition;
     }
   | {
       readonly kind: 'storage_corrupt';
@@ -53,6 +55,12 @@ export type QueryError =
       readonly attempts: number;
       readonly reason: UnavailableReason;
     };
+
+/** Half-open UTF-16 offsets into the query text of a raw DSL body (docs/rejections.md). */
+export interface TextPosition {
+  readonly start: number;
+  readonly end: number;
+}
 
 /**
  * HTTP status per kind: 401 no valid token, 400 bad request, 403 tenant outside the token's set, 413 body over
@@ -145,7 +153,7 @@ export function isRetryable(kind: QueryErrorKind): boolean {
 /**
  * The error object of every surface: `kind` and `message` always; `retryable` always; for a limit rejection also
  * `limit` (the config key), `value` (what the query needed or did, `null` when unknown) and `ceiling` (the
- * configured value); for `storage_corrupt` also `key` and `reason`; for `storage_unavailable` also `operation`,
+ * configured value); for an `invalid_query` of a DSL text body also `position` ({start, end}); for `storage_corrupt` also `key` and `reason`; for `storage_unavailable` also `operation`,
  * `key`, `attempts` and `reason` — docs/rejections.md. Every field after `message` is additive.
  */
 export function errorObject(error: QueryError): Record<string, unknown> {
@@ -167,6 +175,7 @@ export function errorObject(error: QueryError): Record<string, unknown> {
         out['value'] = error.details.value;
         out['ceiling'] = error.details.ceiling;
       }
+      if (error.position !== undefined) out['position'] = { start: error.position.start, end: error.position.end };
   }
   out['retryable'] = isRetryable(error.kind);
   return out;

@@ -22,13 +22,14 @@ import {
 import { storageSettingsFrom } from '@sluice/storage';
 import type { Logger } from '@sluice/telemetry';
 import { createCorruptObjectLog } from './corrupt-object-log.js';
+import { loadConsoleAssets } from '@sluice/console';
 import { createLiveTails } from './live-tails.js';
 import { createQueryApp } from './query-app.js';
 import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
 import { createWorkerPool, type WorkerPool } from './worker-pool.js';
 import type { QueryWorkerData } from './worker-protocol.js';
-import { footerCacheBytesPerWorker } from './worker-footer-cache.js';
+import { footerCacheBytesPerWorker, footerCacheHeldBytes } from './worker-footer-cache.js';
 
 /** What the querier needs from its composition root. */
 export interface QuerierDeps {
@@ -251,6 +252,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     maxLiveTails: limits.maxLiveTails,
     maxTailBufferBytes: limits.maxTailBufferBytes,
   });
+  const queueDepth = (): number => gate.queueDepth() + (light?.lane.gate.queueDepth() ?? 0);
+  const inFlight = (): number => gate.inFlight() + (light?.lane.gate.inFlight() ?? 0);
   const app = createQueryApp({
     service,
     probes: deps.probes,
@@ -266,6 +269,21 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       maxTailBufferBytes: limits.maxTailBufferBytes,
       pollMs: limits.tailPollMs,
     },
+    status: {
+      access: deps.access,
+      version: deps.version,
+      features: { mcp: config.querier.mcp.enabled, tail: true },
+      defaultTenantSet: config.tenancy.defaultTenant !== null,
+      figures: () => ({
+        poolReservedBytes: pool.reserved(),
+        poolFooterCacheBytes: footerCacheHeldBytes(pool),
+        poolLimitBytes: pool.size,
+        queueDepth: queueDepth(),
+        inFlight: inFlight(),
+        tailsOpen: tails.openCount(),
+      }),
+    },
+    ...(config.querier.ui.enabled ? { consoleAssets: loadConsoleAssets() } : {}),
   });
   const at = splitHostPort(config.querier.httpAddr);
   if (!at.ok) throw new Error(`invalid querier.http_addr: ${at.error}`);
@@ -286,8 +304,8 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   return {
     address: server.address() as AddressInfo,
     pool,
-    queueDepth: () => gate.queueDepth() + (light?.lane.gate.queueDepth() ?? 0),
-    inFlight: () => gate.inFlight() + (light?.lane.gate.inFlight() ?? 0),
+    queueDepth,
+    inFlight,
     tailsOpen: () => tails.openCount(),
     async stop() {
       // Open tails would otherwise hold their connections (and this stop) until max_tail_secs.

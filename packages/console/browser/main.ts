@@ -31,8 +31,8 @@ import {
   type TimeRange,
 } from './time-range.js';
 
-const TOKEN_KEY = 'sluice.console.token';
-const TENANTS_KEY = 'sluice.console.tenants';
+const TOKEN_KEY = 'sluice-console-token';
+const TENANTS_KEY = 'sluice-console-tenants';
 /** Rows kept on screen in live mode (older ones are dropped from the page, not from the store). */
 const LIVE_MAX_ROWS = 500;
 /** How far back a live tail starts, in seconds. */
@@ -280,6 +280,7 @@ async function startLive(): Promise<void> {
   liveBox.checked = false;
   document.body.classList.remove('live');
   if (end.kind === 'error') {
+    summary.textContent = n === 0 ? 'live tail not started' : `live tail failed after ${n} records`;
     if (end.failure.error.kind === 'invalid_query') showSyntaxError(predicate, end.failure);
     else renderFailure(banner, 'live tail', end.failure, () => void startLive());
   } else summary.textContent = `live tail ended (${JSON.stringify(end.detail)}); ${n} records`;

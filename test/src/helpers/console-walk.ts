@@ -1,27 +1,28 @@
 /**
+ * @module console-walk
  * The console, in a real browser against a real `sluice serve` with a corpus exported over OTLP: a typed query
  * shows the histogram and the rows, a row expands to its record, an attribute and a template become filters, a
  * syntax error is marked at its position, a drag on the histogram zooms, live mode shows a record exported after
- * it started, a 422 (a pool too small for the query) is shown with its limit and remedy, and a 503 with its limit
- * and a retry button. Then the same walk on an S3 store (s3rver). Screenshots of every step are written to the
- * test's temp directory and their paths printed.
+ * it started, a 503 (a tail over max_live_tails) is shown with its limit and a retry button, and (local store) a
+ * 422 (a query over the per-query memory ceiling) with its limit and remedy. Screenshots of every step are written
+ * to the test's temp directory and their paths printed. One file per backend (console/*.test.ts) so the runner
+ * can run them side by side.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { LogRecord } from '@sluice/core';
-import { browserSkipReason, launchChromium } from '../helpers/browser.js';
-import { CORPUS_BASE_NS, corpusRecords, exportRecords } from '../helpers/query-corpus.js';
-import { waitForStoredRows, type StoreLocation } from '../helpers/read-store.js';
-import { startS3Server, type TestS3Server } from '../helpers/s3-server.js';
-import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
-import { testConfigYaml } from '../helpers/test-config.js';
+import { browserSkipReason, launchChromium } from './browser.js';
+import { CORPUS_BASE_NS, corpusRecords, exportRecords } from './query-corpus.js';
+import { waitForStoredRows, type StoreLocation } from './read-store.js';
+import { startS3Server, type TestS3Server } from './s3-server.js';
+import { spawnSluice, tempDir, type SluiceProcess } from './spawn-sluice.js';
+import { testConfigYaml } from './test-config.js';
 
-const skip = browserSkipReason();
 const POOL_BYTES = 33_554_432; // the 32 MiB minimum
 const RECORDS = 600;
-const BIG_RECORDS = 1300;
+const BIG_RECORDS = 800;
 const HOUR_NS = 3_600_000_000_000n;
 
 /** The corpus of `tenantIndex`, moved so that it ends a minute ago (the console's presets are relative to now). */
@@ -60,7 +61,11 @@ async function settled(page: Page): Promise<void> {
   await page.waitForSelector('body:not(.busy)', { timeout: 20_000 });
 }
 
-for (const backend of ['local', 's3'] as const) {
+/**
+ * Registers the console walk for one store backend: the 422 step needs the bulk tenant, seeded on the local store only.
+ */
+export function describeConsoleWalk(backend: 'local' | 's3'): void {
+  const skip = browserSkipReason();
   describe(`the console in Chromium, store on ${backend}`, { skip: skip ?? false }, () => {
     let s3: TestS3Server | undefined;
     let server: SluiceProcess;

@@ -1,0 +1,7 @@
+/**
+ * The console in headless Chromium against `sluice serve` with the store on a local directory: the walk in
+ * helpers/console-walk.ts (with the 422 step).
+ */
+import { describeConsoleWalk } from '../helpers/console-walk.js';
+
+describeConsoleWalk('local');

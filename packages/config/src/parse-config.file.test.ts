@@ -80,6 +80,7 @@ describe('parseConfig file mode', () => {
       defaultWindowSecs: 3600,
       onCorruptObject: 'fail',
       mcp: { enabled: true },
+      ui: { enabled: true },
       limits: {
         memoryPoolBytes: null,
         memoryPoolFraction: null,

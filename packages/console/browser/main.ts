@@ -261,6 +261,10 @@ async function startLive(): Promise<void> {
   document.body.classList.add('live');
   const { predicate } = splitStatement(queryInput.value.trim());
   rowsHost.replaceChildren();
+  // The histogram and the template counts belong to a range; a tail has none, so they are cleared, not left stale.
+  histogramHost.replaceChildren();
+  templatesHost.replaceChildren();
+  templatesNote.textContent = 'live mode: run a query to count templates';
   let n = 0;
   summary.textContent = 'live: waiting for records…';
   const end = await tail(
@@ -271,7 +275,7 @@ async function startLive(): Promise<void> {
       n++;
       rowsHost.prepend(recordRow(record, addClause));
       while (rowsHost.children.length > LIVE_MAX_ROWS) rowsHost.lastElementChild?.remove();
-      summary.textContent = `live: ${n} records since the last ${LIVE_SINCE_SECS} s (newest first)`;
+      summary.textContent = `live: ${n} record${n === 1 ? '' : 's'} since the last ${LIVE_SINCE_SECS} s (newest first)`;
     },
     controller.signal,
   );

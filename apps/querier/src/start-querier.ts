@@ -6,6 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Meter } from '@opentelemetry/api';
+import { trackRequests, type RequestDrain } from './request-drain.js';
 import { serve, type ServerType } from '@hono/node-server';
 import { splitHostPort, type QueryLimitsConfig, type SluiceConfig } from '@sluice/config';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, type Probes } from '@sluice/core';
@@ -287,6 +288,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   });
   const at = splitHostPort(config.querier.httpAddr);
   if (!at.ok) throw new Error(`invalid querier.http_addr: ${at.error}`);
+  let requests: RequestDrain | undefined;
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve(
       {
@@ -299,6 +301,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     );
     // Attached before the first connection is accepted (listen completes asynchronously).
     deps.connectionCap.attach(s as HttpServer);
+    requests = trackRequests(s as HttpServer);
     s.once('error', reject);
   });
   return {
@@ -310,10 +313,14 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     async stop() {
       // Open tails would otherwise hold their connections (and this stop) until max_tail_secs.
       tails.stopAll();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const http = server as HttpServer;
+      http.closeIdleConnections();
+      // Once every answer has gone out, what is left carries no request (a kept-alive or a never-used connection
+      // the client holds open): close it, or it holds this stop until the headers timeout.
+      await requests?.drained();
+      http.closeAllConnections();
+      await closed;
       await Promise.all([workers.close(), light?.workers.close()]);
     },
   };

@@ -163,6 +163,8 @@ async function run(): Promise<void> {
   rememberTenant(creds.tenant);
   clearFailure(banner);
   queryError.hidden = true;
+  // Leaving live mode: its note no longer describes the panel (a statement that fails early keeps the old list).
+  templatesNote.textContent = templatesHost.childElementCount > 0 ? 'click one to filter by it' : '';
   const text = queryInput.value.replace(/\s*\n\s*/g, ' ').trim();
   const range = currentRange();
   const { fromMs, toMs } = resolveRange(range, Date.now());

@@ -34,6 +34,7 @@ import type { ConsoleAsset } from '@sluice/console';
 import { registerConsoleRoutes } from './console-routes.js';
 import { dslErrorPosition } from './dsl-error-position.js';
 import { registerStatusRoute, type StatusRouteOptions } from './status-route.js';
+import { registerLokiRoutes, type LokiRouteOptions } from './loki/loki-routes.js';
 
 /** Options for {@link createQueryApp}. */
 export interface QueryAppOptions {
@@ -52,6 +53,8 @@ export interface QueryAppOptions {
   readonly status?: StatusRouteOptions;
   /** The web console's files (`querier.ui.enabled`); absent = `/` answers 404. */
   readonly consoleAssets?: ReadonlyMap<string, ConsoleAsset>;
+  /** The Loki-compatible read API (docs/grafana.md); absent = its routes answer 404. */
+  readonly loki?: Pick<LokiRouteOptions, 'tenantHeader' | 'sampleRows' | 'nowNs'>;
 }
 
 /** What the live-tail route needs. */
@@ -342,6 +345,10 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
       cancellations,
     });
   });
+
+  if (options.loki !== undefined) {
+    registerLokiRoutes(app, { ...options.loki, service: options.service, access, version: options.version });
+  }
 
   app.notFound((c) => c.text('not found\n', 404));
   app.onError((_error, c) => errorResponse(c, { kind: 'internal', message: 'internal error' }));

@@ -262,6 +262,14 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     connectionCap: deps.connectionCap,
     mcpEnabled: config.querier.mcp.enabled,
     maxRows: limits.maxRows,
+    ...(config.querier.loki.enabled
+      ? {
+          loki: {
+            tenantHeader: config.querier.loki.tenantHeader,
+            sampleRows: Math.min(config.querier.loki.sampleRows, limits.maxRows),
+          },
+        }
+      : {}),
     version: deps.version,
     tails: {
       registry: tails,

@@ -321,6 +321,22 @@ const querierSchema = section({
       true,
     ),
   }),
+  loki: section({
+    enabled: booleanKey(
+      'Serve the Loki-compatible read API (/loki/api/v1/...) on the query listener, for Grafana (docs/grafana.md).',
+      true,
+    ),
+    tenant_header: stringKey(
+      "Loki's tenant header, accepted on /loki/api/v1/... besides tenancy.header (both with different values: 400).",
+      'X-Scope-OrgID',
+      'HTTP header name',
+      (text) => (HEADER_NAME.test(text) ? undefined : `must be an HTTP header name, got ${JSON.stringify(text)}`),
+    ),
+    sample_rows: integerKey(
+      'Newest records read to list label names, series, detected labels and detected fields (clamped to limits.max_rows).',
+      1000,
+    ),
+  }),
   limits: section(
     {
       memory_pool_bytes: optionalIntegerKey(

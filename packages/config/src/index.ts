@@ -27,6 +27,7 @@ export type {
   QuerierConfig,
   McpConfig,
   ConsoleUiConfig,
+  LokiConfig,
   QueryLimitsConfig,
   CompactionConfig,
   TenancyConfig,

@@ -133,6 +133,13 @@ export interface ReceiverConfig {
   readonly miner: MinerConfig;
 }
 
+/** `querier.loki` (docs/grafana.md). */
+export interface LokiConfig {
+  readonly enabled: boolean;
+  readonly tenantHeader: string;
+  readonly sampleRows: number;
+}
+
 /** `querier.mcp`. */
 export interface McpConfig {
   readonly enabled: boolean;
@@ -203,6 +210,7 @@ export interface QuerierConfig {
   readonly onCorruptObject: CorruptObjectPolicy;
   readonly mcp: McpConfig;
   readonly ui: ConsoleUiConfig;
+  readonly loki: LokiConfig;
   readonly limits: QueryLimitsConfig;
 }
 

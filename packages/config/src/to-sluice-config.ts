@@ -80,6 +80,11 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
       onCorruptObject: querier.on_corrupt_object,
       mcp: { enabled: querier.mcp.enabled },
       ui: { enabled: querier.ui.enabled },
+      loki: {
+        enabled: querier.loki.enabled,
+        tenantHeader: querier.loki.tenant_header,
+        sampleRows: querier.loki.sample_rows,
+      },
       limits: {
         memoryPoolBytes: querier.limits.memory_pool_bytes,
         memoryPoolFraction: querier.limits.memory_pool_fraction,

@@ -85,3 +85,18 @@ export {
 export type { TimeWindow } from './window.js';
 export { aggregationStage, effectiveLimit, effectiveWindow, resolveTime, resolveTimes } from './window.js';
 export { DURATION_UNIT_NS, formatDuration, formatTimestamp, parseTimestamp } from './time-text.js';
+export type {
+  LogqlError,
+  LogqlExpr,
+  LogqlLogExpr,
+  LogqlMatcher,
+  LogqlMetricExpr,
+  LogqlRangeFn,
+  LogqlStage,
+} from './logql-ast.js';
+export { MAX_LOGQL_CHARS, parseLogql } from './logql-parser.js';
+export { lexLogql, parseLogqlDuration } from './logql-lexer.js';
+export type { LokiLevel } from './logql-labels.js';
+export { LOKI_LEVELS, candidateKeys, labelNameOfKey, levelOfSeverity } from './logql-labels.js';
+export type { LokiGroupLabel, LokiOuterAgg, LokiPlan } from './logql-translate.js';
+export { lokiGroupLabel, translateLogql } from './logql-translate.js';

@@ -100,3 +100,4 @@ export type { LokiLevel } from './logql-labels.js';
 export { LOKI_LEVELS, candidateKeys, labelNameOfKey, levelOfSeverity } from './logql-labels.js';
 export type { LokiGroupLabel, LokiOuterAgg, LokiPlan } from './logql-translate.js';
 export { lokiGroupLabel, translateLogql } from './logql-translate.js';
+export { UNSUPPORTED_LOGQL } from './logql-unsupported-examples.js';

@@ -122,6 +122,8 @@ explicitly (compaction.enabled defaults to true in the binary).
 {{- if $mcp }}{{ $_ := set $querier "mcp" $mcp }}{{ end -}}
 {{- $ui := include "sluice.pick" (list $q.ui "enabled:enabled") | fromJson -}}
 {{- if $ui }}{{ $_ := set $querier "ui" $ui }}{{ end -}}
+{{- $loki := include "sluice.pick" (list $q.loki "enabled:enabled tenantHeader:tenant_header sampleRows:sample_rows") | fromJson -}}
+{{- if $loki }}{{ $_ := set $querier "loki" $loki }}{{ end -}}
 {{- $ql := include "sluice.pick" (list $q.limits "memoryPoolBytes:memory_pool_bytes memoryPoolFraction:memory_pool_fraction maxConcurrentQueries:max_concurrent_queries maxQueuedQueries:max_queued_queries queueTimeoutMs:queue_timeout_ms queryTimeoutMs:query_timeout_ms maxConcurrentQueriesPerTenant:max_concurrent_queries_per_tenant maxQueryMemoryBytes:max_query_memory_bytes lightQueryPermits:light_query_permits lightQueryMs:light_query_ms lightQueryMemoryBytes:light_query_memory_bytes maxLiveTails:max_live_tails maxTailSecs:max_tail_secs maxTailBufferBytes:max_tail_buffer_bytes tailPollMs:tail_poll_ms maxListedObjects:max_listed_objects maxFiles:max_files defaultRows:default_rows maxRows:max_rows maxResultBytes:max_result_bytes footerCacheBytes:footer_cache_bytes maxOpenFiles:max_open_files enforcement:enforcement") | fromJson -}}
 {{- if $ql }}{{ $_ := set $querier "limits" $ql }}{{ end -}}
 {{- end -}}

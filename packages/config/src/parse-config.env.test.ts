@@ -27,6 +27,9 @@ describe('parseConfig env-only mode', () => {
         SLUICE_STORAGE_S3_FORCE_PATH_STYLE: 'false',
         SLUICE_TENANCY_DEFAULT_TENANT: 'acme',
         SLUICE_QUERIER_MCP_ENABLED: 'FALSE',
+        SLUICE_QUERIER_LOKI_ENABLED: 'false',
+        SLUICE_QUERIER_LOKI_TENANT_HEADER: 'X-Grafana-Org',
+        SLUICE_QUERIER_LOKI_SAMPLE_ROWS: '250',
         SLUICE_VERSION: '1',
         PATH: '/usr/bin',
       },
@@ -43,6 +46,7 @@ describe('parseConfig env-only mode', () => {
     assert.equal(c.storage.s3.forcePathStyle, false);
     assert.equal(c.tenancy.defaultTenant, 'acme');
     assert.equal(c.querier.mcp.enabled, false);
+    assert.deepEqual(c.querier.loki, { enabled: false, tenantHeader: 'X-Grafana-Org', sampleRows: 250 });
   });
 
   test('an empty variable means unset', () => {

@@ -81,6 +81,7 @@ describe('parseConfig file mode', () => {
       onCorruptObject: 'fail',
       mcp: { enabled: true },
       ui: { enabled: true },
+      loki: { enabled: true, tenantHeader: 'X-Scope-OrgID', sampleRows: 1000 },
       limits: {
         memoryPoolBytes: null,
         memoryPoolFraction: null,

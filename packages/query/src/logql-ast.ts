@@ -20,7 +20,8 @@ export type LogqlStage =
       readonly kind: 'label_filter';
       readonly name: string;
       readonly op: '=' | '==' | '!=' | '=~' | '!~' | '>' | '>=' | '<' | '<=';
-      readonly value: { readonly kind: 'string'; readonly value: string } | { readonly kind: 'number'; readonly value: number };
+      readonly value:
+        { readonly kind: 'string'; readonly value: string } | { readonly kind: 'number'; readonly value: number };
     }
   /** `| drop __error__, __error_details__`: Sluice never sets those labels, so dropping them changes nothing. */
   | { readonly kind: 'drop_error' };

@@ -19,7 +19,15 @@ export const LEVEL_LABELS: ReadonlySet<string> = new Set(['level', 'detected_lev
 export type LokiLevel = SeverityName | 'unknown';
 
 /** Every level value, in severity order. */
-export const LOKI_LEVELS: readonly LokiLevel[] = Object.freeze(['unknown', 'trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+export const LOKI_LEVELS: readonly LokiLevel[] = Object.freeze([
+  'unknown',
+  'trace',
+  'debug',
+  'info',
+  'warn',
+  'error',
+  'fatal',
+]);
 
 /** The level of a severity number (OTLP bands of four; 0 and anything above 24 read as `unknown`). */
 export function levelOfSeverity(severity: number): LokiLevel {

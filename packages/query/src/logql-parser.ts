@@ -36,8 +36,27 @@ const OTHER_RANGE_FNS = new Set([
   'rate_counter',
 ]);
 const VECTOR_AGGS = new Set(['sum', 'count', 'topk']);
-const OTHER_VECTOR_AGGS = new Set(['avg', 'min', 'max', 'stddev', 'stdvar', 'bottomk', 'sort', 'sort_desc', 'approx_topk']);
-const OTHER_FUNCTIONS = new Set(['label_replace', 'absent', 'sum_over_time', 'scalar', 'time', 'ceil', 'floor', 'round']);
+const OTHER_VECTOR_AGGS = new Set([
+  'avg',
+  'min',
+  'max',
+  'stddev',
+  'stdvar',
+  'bottomk',
+  'sort',
+  'sort_desc',
+  'approx_topk',
+]);
+const OTHER_FUNCTIONS = new Set([
+  'label_replace',
+  'absent',
+  'sum_over_time',
+  'scalar',
+  'time',
+  'ceil',
+  'floor',
+  'round',
+]);
 const UNSUPPORTED_STAGES = new Set([
   'line_format',
   'label_format',
@@ -84,7 +103,8 @@ class Parser {
   }
   private expectOp(text: string, what: string): void {
     const t = this.next();
-    if (t.kind !== 'op' || t.text !== text) throw syntax(`expected '${text}' ${what} at ${t.pos}, found ${describe(t)}`);
+    if (t.kind !== 'op' || t.text !== text)
+      throw syntax(`expected '${text}' ${what} at ${t.pos}, found ${describe(t)}`);
   }
   private expectString(what: string): string {
     const t = this.next();
@@ -163,7 +183,8 @@ class Parser {
       this.next();
       return { kind: 'constant', value: -Number(this.next().text) };
     }
-    if (t.kind !== 'ident') throw syntax(`expected a stream selector or a metric query at ${t.pos}, found ${describe(t)}`);
+    if (t.kind !== 'ident')
+      throw syntax(`expected a stream selector or a metric query at ${t.pos}, found ${describe(t)}`);
     if (t.text === 'vector') {
       this.next();
       this.expectOp('(', 'after vector');
@@ -188,7 +209,8 @@ class Parser {
     this.expectOp('[', `for the range of ${fn}`);
     const r = this.next();
     const rangeNs = r.kind === 'unit' ? parseLogqlDuration(r.text) : null;
-    if (rangeNs === null || rangeNs <= 0n) throw syntax(`expected a duration such as 5m for the range, found ${describe(r)}`);
+    if (rangeNs === null || rangeNs <= 0n)
+      throw syntax(`expected a duration such as 5m for the range, found ${describe(r)}`);
     if (this.isOp(':')) throw unsupported('subqueries are not supported');
     this.expectOp(']', 'to close the range');
     if (this.isIdent('offset')) throw unsupported('the offset modifier is not supported');
@@ -248,7 +270,11 @@ class Parser {
       if (op.kind !== 'op' || !MATCHER_OPS.has(op.text)) {
         throw syntax(`expected =, !=, =~ or !~ after ${name.text} at ${op.pos}, found ${describe(op)}`);
       }
-      matchers.push({ name: name.text, op: op.text as LogqlMatcher['op'], value: this.expectString('as the label value') });
+      matchers.push({
+        name: name.text,
+        op: op.text as LogqlMatcher['op'],
+        value: this.expectString('as the label value'),
+      });
       if (!this.isOp('}')) this.expectOp(',', 'between matchers');
     }
     this.next();
@@ -273,7 +299,8 @@ class Parser {
 
   private pipeStage(): LogqlStage {
     const t = this.next();
-    if (t.kind === 'op' && t.text === '(') throw unsupported('parenthesised label filter expressions are not supported');
+    if (t.kind === 'op' && t.text === '(')
+      throw unsupported('parenthesised label filter expressions are not supported');
     if (t.kind !== 'ident') throw syntax(`expected a pipeline stage after | at ${t.pos}, found ${describe(t)}`);
     if (t.text === 'json' || t.text === 'logfmt') {
       const n = this.peek();

@@ -76,7 +76,11 @@ class Refused {
 function anchored(pattern: string): { pattern: string; matchesEmpty: boolean } {
   const full = `^(?:${pattern})$`;
   const re = compileLinearRegex(full);
-  if (!re.ok) throw new Refused({ kind: 'syntax', message: `invalid regular expression ${JSON.stringify(pattern)}: ${re.error.message}` });
+  if (!re.ok)
+    throw new Refused({
+      kind: 'syntax',
+      message: `invalid regular expression ${JSON.stringify(pattern)}: ${re.error.message}`,
+    });
   return { pattern: full, matchesEmpty: re.value.test('') };
 }
 
@@ -132,7 +136,11 @@ function stagePredicate(stage: LogqlStage, afterParser: boolean): Predicate {
         return stage.op === '|=' ? p : not(p);
       }
       const re = compileLinearRegex(stage.value);
-      if (!re.ok) throw new Refused({ kind: 'syntax', message: `invalid regular expression ${JSON.stringify(stage.value)}: ${re.error.message}` });
+      if (!re.ok)
+        throw new Refused({
+          kind: 'syntax',
+          message: `invalid regular expression ${JSON.stringify(stage.value)}: ${re.error.message}`,
+        });
       const p: Predicate = { kind: 'compare', path: body, op: '=~', value: { kind: 'string', value: stage.value } };
       return stage.op === '|~' ? p : not(p);
     }
@@ -188,7 +196,9 @@ export function lokiGroupLabel(label: string): LokiGroupLabel {
     return { label, term: { kind: 'path', path: { kind: 'field', name: 'severity' } }, level: true, nullable: false };
   }
   const path: Path =
-    label === 'service_name' ? { kind: 'field', name: 'service' } : { kind: 'attr', scope: 'resource', key: groupKeyOfLabel(label) };
+    label === 'service_name'
+      ? { kind: 'field', name: 'service' }
+      : { kind: 'attr', scope: 'resource', key: groupKeyOfLabel(label) };
   return { label, term: { kind: 'path', path }, level: false, nullable: true };
 }
 
@@ -222,7 +232,10 @@ function translateMetric(expr: LogqlExpr): LokiPlan {
   for (const o of outer) {
     for (const l of o.by) {
       if (!available.has(l)) {
-        throw new Refused({ kind: 'unsupported', message: `grouping by ${l}, which the inner aggregation drops, is not supported` });
+        throw new Refused({
+          kind: 'unsupported',
+          message: `grouping by ${l}, which the inner aggregation drops, is not supported`,
+        });
       }
     }
     if (o.op !== 'topk') available = new Set(o.by);

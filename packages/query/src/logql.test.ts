@@ -136,7 +136,6 @@ describe('LogQL subset: what Grafana sends', () => {
   });
 });
 
-
 describe('LogQL subset: what it refuses', () => {
   for (const [query, construct] of UNSUPPORTED_LOGQL) {
     test(`refuses ${query} naming ${construct}`, () => {

@@ -37,7 +37,11 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
   const dir = tempDir('loki-grafana');
   let server: SluiceProcess;
 
-  async function loki(path: string, params: Record<string, string | bigint>, headers: Record<string, string> = {}): Promise<LokiAnswer> {
+  async function loki(
+    path: string,
+    params: Record<string, string | bigint>,
+    headers: Record<string, string> = {},
+  ): Promise<LokiAnswer> {
     const u = new URL(`/loki/api/v1${path}`, server.queryUrl!);
     for (const [k, v] of Object.entries(params)) u.searchParams.append(k, String(v));
     const res = await fetch(u, { headers: { 'X-Scope-OrgID': TENANT, ...headers } });
@@ -99,11 +103,18 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
     const byService = groups(await dsl(`true | ${RANGE_DSL} | count by service`));
     assert.deepEqual(services.json.data, byService.map((g) => g.key[0]).sort());
 
-    const env = await loki('/label/deployment_environment/values', { query: '{service_name="search"}', start: S, end: E });
+    const env = await loki('/label/deployment_environment/values', {
+      query: '{service_name="search"}',
+      start: S,
+      end: E,
+    });
     assert.deepEqual(env.json.data, ['dev']);
 
     const series = await loki('/series', { 'match[]': '{service_name="checkout"}', start: S, end: E });
-    assert.deepEqual(series.json, { status: 'success', data: [{ service_name: 'checkout', deployment_environment: 'prod' }] });
+    assert.deepEqual(series.json, {
+      status: 'success',
+      data: [{ service_name: 'checkout', deployment_environment: 'prod' }],
+    });
 
     const stats = await loki('/index/stats', { query: '{service_name="checkout"}', start: S, end: E });
     const checkout = byService.find((g) => g.key[0] === 'checkout')!.count;
@@ -160,7 +171,9 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
       query: '{service_name="checkout"} |= "timed out"',
       start: S,
     });
-    const oldest = await dsl(`service == "checkout" and contains(body, "timed out") | ${RANGE_DSL} | sort ts asc | limit 3`);
+    const oldest = await dsl(
+      `service == "checkout" and contains(body, "timed out") | ${RANGE_DSL} | sort ts asc | limit 3`,
+    );
     const got = forward.json.data.result.flatMap((s: { values: string[][] }) => s.values.map((v) => v[0])).sort();
     assert.deepEqual(
       got,
@@ -169,9 +182,15 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
   });
 
   /** The value `sum by (level) (count_over_time(<selector>[range]))` has at each t, from /v1/query's buckets. */
-  async function expectedLevels(predicate: string, rangeNs: bigint, stepNs: bigint): Promise<Map<string, Map<number, number>>> {
+  async function expectedLevels(
+    predicate: string,
+    rangeNs: bigint,
+    stepNs: bigint,
+  ): Promise<Map<string, Map<number, number>>> {
     const from = new Date(Number((S - rangeNs) / 1_000_000n)).toISOString();
-    const answer = await dsl(`${predicate} | range(${from}, 2026-03-01T13:00:00Z) | count by severity, bucket(${Number(MIN / 1_000_000_000n)}s)`);
+    const answer = await dsl(
+      `${predicate} | range(${from}, 2026-03-01T13:00:00Z) | count by severity, bucket(${Number(MIN / 1_000_000_000n)}s)`,
+    );
     const perMinute = new Map<string, Map<bigint, number>>();
     for (const g of groups(answer)) {
       const level = levelOf(Number(g.key[0]));
@@ -215,7 +234,8 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
       {
         direction: 'backward',
         end: E,
-        query: 'sum by (level, detected_level) (count_over_time({service_name="checkout"} |= "timed out" | drop __error__[1m]))',
+        query:
+          'sum by (level, detected_level) (count_over_time({service_name="checkout"} |= "timed out" | drop __error__[1m]))',
         start: S,
         step: '60000ms',
       },
@@ -236,12 +256,12 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
       step: '300000ms',
     });
     const got = matrixOf(r, 'level');
-    assert.ok(got.size >= 4, `levels: ${[...got.keys()].join(",")}`);
+    assert.ok(got.size >= 4, `levels: ${[...got.keys()].join(',')}`);
     assert.ok([...got.values()].every((points) => points.size > 30));
     assert.deepEqual(got, await expectedLevels('resource["deployment.environment"] == "prod"', 10n * MIN, 5n * MIN));
   });
 
-  test("Logs Drilldown: service volume, patterns from mined templates, detected fields and labels", async () => {
+  test('Logs Drilldown: service volume, patterns from mined templates, detected fields and labels', async () => {
     const volume = await loki('/index/volume', {
       query: '{service_name=~".+"}',
       start: S,
@@ -254,7 +274,12 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
     assert.equal(volume.json.data.resultType, 'vector');
     const byService = groups(await dsl(`true | ${RANGE_DSL} | count by service`));
     assert.deepEqual(
-      new Map(volume.json.data.result.map((s: { metric: { service_name: string }; value: [number, string] }) => [s.metric.service_name, Number(s.value[1])])),
+      new Map(
+        volume.json.data.result.map((s: { metric: { service_name: string }; value: [number, string] }) => [
+          s.metric.service_name,
+          Number(s.value[1]),
+        ]),
+      ),
       new Map(byService.map((g) => [g.key[0], g.count])),
     );
 
@@ -273,7 +298,10 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
 
     const fields = await loki('/detected_fields', { query: '{service_name="checkout"}', start: S, end: E });
     assert.equal(fields.status, 200, fields.text);
-    const sample = field(await dsl(`service == "checkout" | ${RANGE_DSL} | sort ts desc | limit 1000`), 'records') as JsonValue[];
+    const sample = field(
+      await dsl(`service == "checkout" | ${RANGE_DSL} | sort ts desc | limit 1000`),
+      'records',
+    ) as JsonValue[];
     const distinct = (key: string): number =>
       new Set(
         sample.map((rec) => {
@@ -282,8 +310,18 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
         }),
       ).size;
     const byLabel = new Map(fields.json.fields.map((f: { label: string }) => [f.label, f]));
-    assert.deepEqual(byLabel.get('http_method'), { label: 'http_method', type: 'string', cardinality: distinct('http.method'), parsers: null });
-    assert.deepEqual(byLabel.get('latency_ms'), { label: 'latency_ms', type: 'int', cardinality: distinct('latency_ms'), parsers: null });
+    assert.deepEqual(byLabel.get('http_method'), {
+      label: 'http_method',
+      type: 'string',
+      cardinality: distinct('http.method'),
+      parsers: null,
+    });
+    assert.deepEqual(byLabel.get('latency_ms'), {
+      label: 'latency_ms',
+      type: 'int',
+      cardinality: distinct('latency_ms'),
+      parsers: null,
+    });
     assert.equal((byLabel.get('detected_level') as { type: string }).type, 'string');
 
     const detected = await loki('/detected_labels', { query: '{service_name=~".+"}', start: S, end: E });

@@ -38,8 +38,19 @@ export function lokiStatus(f: LokiFailure): number {
 export function lokiErrorResponse(f: LokiFailure): Response {
   const status = lokiStatus(f);
   const kind =
-    f.kind === 'query' ? f.error.kind : f.kind === 'unsupported' ? 'unsupported_logql' : f.kind === 'bad_request' ? 'invalid_query' : f.kind;
-  const message = f.kind === 'query' ? f.error.message : f.kind === 'cancelled' ? 'the request was cancelled by the client' : f.message;
+    f.kind === 'query'
+      ? f.error.kind
+      : f.kind === 'unsupported'
+        ? 'unsupported_logql'
+        : f.kind === 'bad_request'
+          ? 'invalid_query'
+          : f.kind;
+  const message =
+    f.kind === 'query'
+      ? f.error.message
+      : f.kind === 'cancelled'
+        ? 'the request was cancelled by the client'
+        : f.message;
   const headers: Record<string, string> = {
     'content-type': 'text/plain; charset=utf-8',
     'x-content-type-options': 'nosniff',

@@ -10,13 +10,7 @@
  * browser as costly as a full scan.
  */
 import type { JsonValue, Result } from '@sluice/core';
-import {
-  LOKI_LEVELS,
-  type GroupTerm,
-  type LogQuery,
-  type LokiGroupLabel,
-  type Predicate,
-} from '@sluice/query';
+import { LOKI_LEVELS, type GroupTerm, type LogQuery, type LokiGroupLabel, type Predicate } from '@sluice/query';
 import type { LokiFailure } from './loki-error.js';
 import { evaluateMetric, type LokiSeries, type Points } from './loki-metric.js';
 import type { LokiRange } from './loki-params.js';
@@ -56,7 +50,14 @@ export function seriesOf(rows: readonly JsonObject[]): Record<string, string>[] 
   const seen = new Map<string, Record<string, string>>();
   for (const row of rows) {
     const labels = streamLabelsOf(row);
-    seen.set(JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]])), labels);
+    seen.set(
+      JSON.stringify(
+        Object.keys(labels)
+          .sort()
+          .map((k) => [k, labels[k]]),
+      ),
+      labels,
+    );
   }
   return [...seen.values()];
 }
@@ -70,7 +71,9 @@ export function detectedLabels(rows: readonly JsonObject[]): { label: string; ca
       values.get(k)!.add(v);
     }
   }
-  return [...values.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([label, set]) => ({ label, cardinality: set.size }));
+  return [...values.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([label, set]) => ({ label, cardinality: set.size }));
 }
 
 type FieldType = 'string' | 'int' | 'float' | 'boolean';
@@ -236,7 +239,10 @@ export async function patterns(
     ok: true,
     value: [...byId.entries()]
       .filter(([id]) => text.has(id))
-      .map(([id, samples]) => ({ pattern: text.get(id)!.replaceAll('<*>', '<_>'), samples: samples.sort((a, b) => a[0] - b[0]) }))
+      .map(([id, samples]) => ({
+        pattern: text.get(id)!.replaceAll('<*>', '<_>'),
+        samples: samples.sort((a, b) => a[0] - b[0]),
+      }))
       .sort((a, b) => total(b.samples) - total(a.samples)),
   };
 }

@@ -12,7 +12,14 @@
  * without that label recovers them as the series without it, as Loki has them.
  */
 import type { Result } from '@sluice/core';
-import { levelOfSeverity, type GroupTerm, type LogQuery, type LokiGroupLabel, type LokiOuterAgg, type Predicate } from '@sluice/query';
+import {
+  levelOfSeverity,
+  type GroupTerm,
+  type LogQuery,
+  type LokiGroupLabel,
+  type LokiOuterAgg,
+  type Predicate,
+} from '@sluice/query';
 import type { JsonValue } from '@sluice/core';
 import type { LokiFailure } from './loki-error.js';
 import { parseLokiTime } from './loki-params.js';
@@ -47,7 +54,10 @@ export interface Points {
 
 const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
 
-const bad = (message: string): { ok: false; error: LokiFailure } => ({ ok: false, error: { kind: 'bad_request', message } });
+const bad = (message: string): { ok: false; error: LokiFailure } => ({
+  ok: false,
+  error: { kind: 'bad_request', message },
+});
 
 /** The evaluation times of `[start, end]` by `step`, refused past Loki's 11,000 points. */
 export function pointsOf(startNs: bigint, endNs: bigint, stepNs: bigint): Result<Points, LokiFailure> {
@@ -61,7 +71,11 @@ export function pointsOf(startNs: bigint, endNs: bigint, stepNs: bigint): Result
 }
 
 const range = (fromNs: bigint, toNs: bigint) =>
-  ({ kind: 'range', from: { kind: 'absolute', ns: fromNs < 0n ? 0n : fromNs }, to: { kind: 'absolute', ns: toNs } }) as const;
+  ({
+    kind: 'range',
+    from: { kind: 'absolute', ns: fromNs < 0n ? 0n : fromNs },
+    to: { kind: 'absolute', ns: toNs },
+  }) as const;
 
 interface Counted {
   /** Group key (the by-labels' values, then the bucket start when bucketed) → count. */
@@ -93,13 +107,12 @@ async function count(
 /** Per series (labels of `by`) the count per bucket index (or index 0 unbucketed). */
 type Buckets = Map<string, { labels: Record<string, string>; counts: Map<number, number> }>;
 
-function add(
-  into: Buckets,
-  labels: Record<string, string>,
-  bucket: number,
-  n: number,
-): void {
-  const key = JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+function add(into: Buckets, labels: Record<string, string>, bucket: number, n: number): void {
+  const key = JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
   let s = into.get(key);
   if (s === undefined) {
     s = { labels, counts: new Map() };
@@ -220,7 +233,11 @@ export function applyOuter(series: LokiSeries[], outer: readonly LokiOuterAgg[],
     const groups = new Map<string, LokiSeries>();
     for (const s of current) {
       const labels = project(s.labels, o.by);
-      const key = JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+      const key = JSON.stringify(
+        Object.keys(labels)
+          .sort()
+          .map((k) => [k, labels[k]]),
+      );
       let g = groups.get(key);
       if (g === undefined) {
         g = { labels, values: new Array<number | null>(n).fill(null) };

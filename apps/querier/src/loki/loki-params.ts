@@ -30,7 +30,8 @@ export function parseLokiTime(name: string, value: string | null, fallback: bigi
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.exec(text);
   if (m !== null) {
     const ms = Date.parse(`${m[1]}${m[3]}`);
-    if (!Number.isNaN(ms)) return ok(BigInt(ms) * 1_000_000n + BigInt(((m[2] ?? '.').slice(1) + '000000000').slice(0, 9)));
+    if (!Number.isNaN(ms))
+      return ok(BigInt(ms) * 1_000_000n + BigInt(((m[2] ?? '.').slice(1) + '000000000').slice(0, 9)));
   }
   return err(`invalid ${name} parameter ${JSON.stringify(value)}: expected RFC 3339, Unix seconds or Unix nanoseconds`);
 }
@@ -43,7 +44,8 @@ export function parseLokiDuration(name: string, value: string): Result<bigint, s
     return ns > 0n ? ok(ns) : err(`${name} must be greater than zero`);
   }
   const d = parseLogqlDuration(text);
-  if (d === null) return err(`invalid ${name} parameter ${JSON.stringify(value)}: expected a duration such as 15s or seconds`);
+  if (d === null)
+    return err(`invalid ${name} parameter ${JSON.stringify(value)}: expected a duration such as 15s or seconds`);
   return d > 0n ? ok(d) : err(`${name} must be greater than zero`);
 }
 

@@ -85,7 +85,11 @@ export function lokiEntryOf(row: JsonObject): LokiEntry {
   }
   const t = row['time_unix_nano'];
   const observed = row['observed_time_unix_nano'];
-  const ns = BigInt((t === 0 || t === undefined) && observed !== undefined ? (observed as number | bigint) : ((t ?? 0) as number | bigint));
+  const ns = BigInt(
+    (t === 0 || t === undefined) && observed !== undefined
+      ? (observed as number | bigint)
+      : ((t ?? 0) as number | bigint),
+  );
   return { ns, line, stream: streamLabelsOf(row), metadata };
 }
 

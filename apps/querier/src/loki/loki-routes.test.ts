@@ -50,7 +50,9 @@ async function start(loki: boolean): Promise<string> {
     mcpEnabled: true,
     maxRows: 10_000,
     version: 'test',
-    ...(loki ? { loki: { tenantHeader: 'X-Scope-OrgID', sampleRows: 1000, nowNs: () => 1_772_370_000_000_000_000n } } : {}),
+    ...(loki
+      ? { loki: { tenantHeader: 'X-Scope-OrgID', sampleRows: 1000, nowNs: () => 1_772_370_000_000_000_000n } }
+      : {}),
   });
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
@@ -76,7 +78,12 @@ async function get(path: string, params: Record<string, string>, headers: Record
   const u = new URL(path, url);
   for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
   const res = await fetch(u, { headers });
-  return { status: res.status, text: await res.text(), kind: res.headers.get('x-sluice-error-kind'), type: res.headers.get('content-type') };
+  return {
+    status: res.status,
+    text: await res.text(),
+    kind: res.headers.get('x-sluice-error-kind'),
+    type: res.headers.get('content-type'),
+  };
 }
 
 function reset(answers: (Record<string, unknown> | QueryError)[] = []): void {
@@ -159,7 +166,12 @@ describe('Loki routes over the query service', () => {
   test('every admitted query is released once, also when a later query of the same request is refused', async () => {
     // A grouping by a label some records lack runs a second count when the first excluded rows.
     reset([
-      { rows: 3, stats: { rows_excluded: 1 }, records: [], aggregate: [{ key: ['x', '2026-03-01T10:00:00Z'], count: 2 }] },
+      {
+        rows: 3,
+        stats: { rows_excluded: 1 },
+        records: [],
+        aggregate: [{ key: ['x', '2026-03-01T10:00:00Z'], count: 2 }],
+      },
       { kind: 'query_queue_full', message: 'too many queries are waiting' },
     ]);
     const r = await get(

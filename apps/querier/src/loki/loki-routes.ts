@@ -80,12 +80,18 @@ function headerValues(c: AppContext, name: string): readonly string[] {
   return value === undefined ? [] : [value];
 }
 
-const bad = (message: string): { ok: false; error: LokiFailure } => ({ ok: false, error: { kind: 'bad_request', message } });
+const bad = (message: string): { ok: false; error: LokiFailure } => ({
+  ok: false,
+  error: { kind: 'bad_request', message },
+});
 
 function logqlFailure(e: LogqlError): { ok: false; error: LokiFailure } {
   return {
     ok: false,
-    error: e.kind === 'unsupported' ? { kind: 'unsupported', message: `unsupported LogQL: ${e.message}` } : { kind: 'bad_request', message: `parse error: ${e.message}` },
+    error:
+      e.kind === 'unsupported'
+        ? { kind: 'unsupported', message: `unsupported LogQL: ${e.message}` }
+        : { kind: 'bad_request', message: `parse error: ${e.message}` },
   };
 }
 
@@ -130,7 +136,11 @@ function matrix(series: readonly LokiSeries[], startNs: bigint, stepNs: bigint):
 function vector(series: readonly LokiSeries[], atNs: bigint): unknown {
   return {
     resultType: 'vector',
-    result: series.flatMap((s) => (s.values[0] === null || s.values[0] === undefined ? [] : [{ metric: s.labels, value: [seconds(atNs), sampleValue(s.values[0])] }])),
+    result: series.flatMap((s) =>
+      s.values[0] === null || s.values[0] === undefined
+        ? []
+        : [{ metric: s.labels, value: [seconds(atNs), sampleValue(s.values[0])] }],
+    ),
   };
 }
 
@@ -227,7 +237,13 @@ const instantQuery: Handler = async (params, ctx) => {
   if (!at.ok) return bad(at.error);
   const started = performance.now();
   if (plan.value.kind === 'logs') {
-    return { ok: false, error: { kind: 'unsupported', message: 'log queries are not supported as an instant query type; use query_range' } };
+    return {
+      ok: false,
+      error: {
+        kind: 'unsupported',
+        message: 'log queries are not supported as an instant query type; use query_range',
+      },
+    };
   }
   let series: LokiSeries[];
   if (plan.value.kind === 'constant') series = [{ labels: {}, values: [plan.value.value] }];
@@ -280,12 +296,19 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
         return response;
       }
       const params = new URLSearchParams(new URL(c.req.url).search);
-      if (c.req.method === 'POST' && (c.req.header('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+      if (
+        c.req.method === 'POST' &&
+        (c.req.header('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')
+      ) {
         const body = await readLimitedBody(c.req.raw);
         if (body.status === 'too_large') {
-          return lokiErrorResponse({ kind: 'query', error: { kind: 'request_too_large', message: `request body exceeds ${MAX_QUERY_BODY_BYTES} bytes` } });
+          return lokiErrorResponse({
+            kind: 'query',
+            error: { kind: 'request_too_large', message: `request body exceeds ${MAX_QUERY_BODY_BYTES} bytes` },
+          });
         }
-        if (body.status === 'invalid_utf8') return lokiErrorResponse({ kind: 'bad_request', message: 'request body is not valid UTF-8' });
+        if (body.status === 'invalid_utf8')
+          return lokiErrorResponse({ kind: 'bad_request', message: 'request body is not valid UTF-8' });
         for (const [k, v] of new URLSearchParams(body.text)) params.append(k, v);
       }
       const holds: (() => void)[] = [];
@@ -369,11 +392,20 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
       if (!window.ok) return bad(window.error);
       const limit = parseLokiLimit(params, 'limit', 100);
       if (!limit.ok) return bad(limit.error);
-      const target = (params.get('targetLabels') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const target = (params.get('targetLabels') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       const labels = target.length > 0 ? target : matcherLabels(query);
       const by = labels.map(lokiGroupLabel);
       if (by.filter((b) => b.nullable).length > 1) {
-        return { ok: false, error: { kind: 'unsupported', message: 'volume by more than one label besides level/detected_level is not supported' } };
+        return {
+          ok: false,
+          error: {
+            kind: 'unsupported',
+            message: 'volume by more than one label besides level/detected_level is not supported',
+          },
+        };
       }
       let series: LokiSeries[];
       let data: unknown;
@@ -407,10 +439,13 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
     const window = parseLokiRange(params, ctx.nowNs());
     if (!window.ok) return bad(window.error);
     const stepText = params.get('step');
-    const step = stepText === null || stepText === '' ? parseLokiStep(params, window.value) : parseLokiDuration('step', stepText);
+    const step =
+      stepText === null || stepText === '' ? parseLokiStep(params, window.value) : parseLokiDuration('step', stepText);
     if (!step.ok) return bad(step.error);
     if ((window.value.endNs - window.value.startNs) / step.value > 11_000n) {
-      return bad('exceeded maximum resolution of 11000 points per timeseries. Try decreasing the query resolution (?step=XX)');
+      return bad(
+        'exceeded maximum resolution of 11000 points per timeseries. Try decreasing the query resolution (?step=XX)',
+      );
     }
     const r = await patterns(ctx, predicate.value, window.value, step.value);
     return r.ok ? { ok: true, value: { status: 'success', data: r.value } } : r;
@@ -428,7 +463,10 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
     if (!rows.ok) return rows;
     const fieldLimit = parseLokiLimit(params, 'limit', 1000);
     if (!fieldLimit.ok) return bad(fieldLimit.error);
-    return { ok: true, value: { fields: detectedFields(rows.value).slice(0, fieldLimit.value), limit: fieldLimit.value } };
+    return {
+      ok: true,
+      value: { fields: detectedFields(rows.value).slice(0, fieldLimit.value), limit: fieldLimit.value },
+    };
   });
 
   route('/status/buildinfo', async () => ({

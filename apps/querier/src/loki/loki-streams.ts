@@ -16,7 +16,11 @@ export interface LokiStream {
 }
 
 function sortedKey(labels: Record<string, string>): string {
-  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+  return JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
 }
 
 /** Groups result rows into Loki streams. */

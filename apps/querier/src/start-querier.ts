@@ -26,6 +26,7 @@ import { createCorruptObjectLog } from './corrupt-object-log.js';
 import { loadConsoleAssets } from '@sluice/console';
 import { createLiveTails } from './live-tails.js';
 import { createQueryApp } from './query-app.js';
+import { createLokiTailUpgrade } from './loki/loki-tail.js';
 import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
 import { createWorkerPool, type WorkerPool } from './worker-pool.js';
@@ -310,6 +311,21 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     // Attached before the first connection is accepted (listen completes asynchronously).
     deps.connectionCap.attach(s as HttpServer);
     requests = trackRequests(s as HttpServer);
+    if (config.querier.loki.enabled) {
+      (s as HttpServer).on(
+        'upgrade',
+        createLokiTailUpgrade({
+          service,
+          access: deps.access,
+          tenantHeader: config.querier.loki.tenantHeader,
+          registry: tails,
+          log: deps.log,
+          maxTailMs: limits.maxTailSecs * 1000,
+          maxTailBufferBytes: limits.maxTailBufferBytes,
+          pollMs: limits.tailPollMs,
+        }),
+      );
+    }
     s.once('error', reject);
   });
   return {

@@ -16,6 +16,7 @@ import { CORPUS_BASE_NS, CORPUS_END_NS, corpusRecords, exportRecords } from '../
 import { waitForStoredRows } from '../helpers/read-store.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
+import { openWebSocket } from '../helpers/websocket-client.js';
 
 const TENANT = 'grafana';
 const N = 900;
@@ -331,6 +332,55 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
         { label: 'service_name', cardinality: 3 },
       ],
     });
+  });
+
+  test("Explore's live view: the /loki/api/v1/tail websocket sends records exported after it opened, as Loki tail messages", async () => {
+    const base = `${server.queryUrl!.replace(/\/$/, '')}/loki/api/v1/tail`;
+    const query = encodeURIComponent('{service_name="tail-e2e"} |= "live"');
+    const refused = await openWebSocket(`${base}?query=${query}`, {
+      'X-Scope-OrgID': TENANT,
+      'X-Sluice-Tenant': 'other',
+    });
+    assert.deepEqual(refused.upgraded ? null : refused.status, 400);
+    const metric = await openWebSocket(`${base}?query=${encodeURIComponent('sum(rate({a="b"}[1m]))')}`, {
+      'X-Scope-OrgID': TENANT,
+    });
+    assert.deepEqual(metric.upgraded ? null : metric.status, 400);
+
+    const opened = await openWebSocket(`${base}?query=${query}`, { 'X-Scope-OrgID': TENANT });
+    assert.ok(opened.upgraded);
+    const ws = opened.ws;
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    const template = corpusRecords(0, 1)[0]!;
+    const live = Array.from({ length: 6 }, (_, k) => ({
+      ...template,
+      timeUnixNano: nowNs + BigInt(k) * 1000n,
+      observedTimeUnixNano: nowNs + BigInt(k) * 1000n,
+      severityNumber: 17,
+      body: { kind: 'string' as const, value: k % 2 === 0 ? `live line ${k}` : `quiet line ${k}` },
+      resource: {
+        ...template.resource,
+        attributes: [{ key: 'service.name', value: { kind: 'string' as const, value: 'tail-e2e' } }],
+      },
+    }));
+    await exportRecords(server.otlpHttpUrl, TENANT, live);
+    const lines = (): string[][] =>
+      ws.messages.flatMap((m) =>
+        (JSON.parse(m) as { streams: { stream: Record<string, string>; values: string[][] }[] }).streams.flatMap((st) =>
+          st.values.map((v) => [v[0]!, v[1]!, st.stream['service_name']!, st.stream['detected_level']!]),
+        ),
+      );
+    const deadline = Date.now() + 30_000;
+    while (lines().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(
+      lines().sort(),
+      live
+        .filter((_, k) => k % 2 === 0)
+        .map((r) => [r.timeUnixNano.toString(), (r.body as { value: string }).value, 'tail-e2e', 'error']),
+    );
+    ws.close();
+    await ws.closed;
+    assert.equal(ws.closeFrame?.code, 1000);
   });
 
   test('every real LogQL query outside the subset is a 400 naming the construct', async () => {

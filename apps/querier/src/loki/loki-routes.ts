@@ -483,6 +483,6 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
 
   route('/tail', async () => ({
     ok: false,
-    error: { kind: 'unsupported', message: 'the live tail websocket is not supported; use POST /v1/tail (NDJSON)' },
+    error: { kind: 'bad_request', message: 'the live tail is a websocket: connect with Upgrade: websocket' },
   }));
 }

@@ -3,7 +3,7 @@
  * A minimal RFC 6455 client for tests (Node 20 has no WebSocket): the opening handshake over `http.request`,
  * text and close frames from the server, a masked close frame from the client.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -67,6 +67,7 @@ function readFrames(
 /** Opens `url` (http://…) as a websocket with `headers`. */
 export function openWebSocket(url: string, headers: Record<string, string>): Promise<UpgradeResult> {
   const u = new URL(url);
+  const key = randomBytes(16).toString('base64');
   return new Promise((resolve, reject) => {
     const req = request({
       host: u.hostname,
@@ -77,10 +78,16 @@ export function openWebSocket(url: string, headers: Record<string, string>): Pro
         connection: 'Upgrade',
         upgrade: 'websocket',
         'sec-websocket-version': '13',
-        'sec-websocket-key': randomBytes(16).toString('base64'),
+        'sec-websocket-key': key,
       },
     });
-    req.on('upgrade', (_res, socket: Socket, head: Buffer) => {
+    req.on('upgrade', (res, socket: Socket, head: Buffer) => {
+      // As a browser does: the server must prove it read this handshake (RFC 6455, the accept key).
+      const expected = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+      if (res.headers['sec-websocket-accept'] !== expected) {
+        socket.destroy();
+        return reject(new Error('bad Sec-WebSocket-Accept'));
+      }
       const state = { messages: [] as string[], closeFrame: null as TestWebSocket['closeFrame'] };
       const closed = new Promise<void>((done) => socket.once('close', () => done()));
       readFrames(socket, state, head);

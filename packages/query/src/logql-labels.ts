@@ -10,7 +10,7 @@
  * name as written and the name with every `_` as `.`, plus the semantic-convention keys below whose own name has
  * an `_`. A matcher tests every candidate.
  */
-import type { Path, SeverityName } from './ir.js';
+import { SEVERITY_NAMES, type Path, type SeverityName } from './ir.js';
 
 /** The severity labels. */
 export const LEVEL_LABELS: ReadonlySet<string> = new Set(['level', 'detected_level']);
@@ -19,20 +19,12 @@ export const LEVEL_LABELS: ReadonlySet<string> = new Set(['level', 'detected_lev
 export type LokiLevel = SeverityName | 'unknown';
 
 /** Every level value, in severity order. */
-export const LOKI_LEVELS: readonly LokiLevel[] = Object.freeze([
-  'unknown',
-  'trace',
-  'debug',
-  'info',
-  'warn',
-  'error',
-  'fatal',
-]);
+export const LOKI_LEVELS: readonly LokiLevel[] = Object.freeze(['unknown', ...SEVERITY_NAMES]);
 
 /** The level of a severity number (OTLP bands of four; 0 and anything above 24 read as `unknown`). */
 export function levelOfSeverity(severity: number): LokiLevel {
   if (severity < 1 || severity > 24) return 'unknown';
-  return (['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const)[Math.floor((severity - 1) / 4)]!;
+  return SEVERITY_NAMES[Math.floor((severity - 1) / 4)]!;
 }
 
 /** A Loki label name for an attribute key. */

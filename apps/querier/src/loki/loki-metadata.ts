@@ -10,7 +10,7 @@
  * browser as costly as a full scan.
  */
 import type { JsonValue, Result } from '@sluice/core';
-import { LOKI_LEVELS, type GroupTerm, type LogQuery, type LokiGroupLabel, type Predicate } from '@sluice/query';
+import { levelOfSeverity, type GroupTerm, type LogQuery, type LokiGroupLabel, type Predicate } from '@sluice/query';
 import type { LokiFailure } from './loki-error.js';
 import { evaluateMetric, type LokiSeries, type Points } from './loki-metric.js';
 import type { LokiRange } from './loki-params.js';
@@ -148,14 +148,10 @@ export async function labelValues(
     const key = (g as JsonObject)['key'];
     const v = Array.isArray(key) ? key[0] : undefined;
     if (typeof v !== 'string') continue;
-    values.add(label.level ? LOKI_LEVELS[levelIndex(Number(v))]! : v);
+    values.add(label.level ? levelOfSeverity(Number(v)) : v);
   }
   if (label.label === 'service_name' && (statsOf(r.value)['rows_excluded'] ?? 0) > 0) values.add('unknown_service');
   return { ok: true, value: [...values].sort() };
-}
-
-function levelIndex(severity: number): number {
-  return severity < 1 || severity > 24 ? 0 : Math.floor((severity - 1) / 4) + 1;
 }
 
 /** `index/stats`: entries (exact), streams (distinct services), chunks (row groups read), bytes (bytes read). */

@@ -260,6 +260,15 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
     assert.ok(got.size >= 4, `levels: ${[...got.keys()].join(',')}`);
     assert.ok([...got.values()].every((points) => points.size > 30));
     assert.deepEqual(got, await expectedLevels('resource["deployment.environment"] == "prod"', 10n * MIN, 5n * MIN));
+    // Grafana sends the time picker's bounds as they are; the points are aligned to the step, as Loki aligns them.
+    const unaligned = await loki('/query_range', {
+      direction: 'backward',
+      end: E + 123_456_789n,
+      query: 'sum by (level) (count_over_time({deployment_environment="prod"}[10m]))',
+      start: S + 7_654_321n,
+      step: '300000ms',
+    });
+    assert.deepEqual(unaligned.json.data.result, r.json.data.result);
   });
 
   test('Logs Drilldown: service volume, patterns from mined templates, detected fields and labels', async () => {

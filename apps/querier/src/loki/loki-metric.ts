@@ -59,8 +59,19 @@ const bad = (message: string): { ok: false; error: LokiFailure } => ({
   error: { kind: 'bad_request', message },
 });
 
-/** The evaluation times of `[start, end]` by `step`, refused past Loki's 11,000 points. */
-export function pointsOf(startNs: bigint, endNs: bigint, stepNs: bigint): Result<Points, LokiFailure> {
+const floorTo = (ns: bigint, stepNs: bigint): bigint => {
+  const r = ns % stepNs;
+  return r < 0n ? ns - r - stepNs : ns - r;
+};
+
+/**
+ * The evaluation times of `[start, end]` by `step`, both ends moved down to a multiple of `step` as Loki's query
+ * frontend aligns them (Grafana sends the time picker's bounds as they are, to the millisecond); refused past
+ * Loki's 11,000 points. Aligned points let one bucket width (gcd of step and range) serve every window.
+ */
+export function pointsOf(rawStartNs: bigint, rawEndNs: bigint, stepNs: bigint): Result<Points, LokiFailure> {
+  const startNs = floorTo(rawStartNs, stepNs);
+  const endNs = floorTo(rawEndNs, stepNs);
   const count = (endNs - startNs) / stepNs + 1n;
   if (count > BigInt(MAX_POINTS)) {
     return bad(

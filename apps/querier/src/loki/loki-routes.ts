@@ -226,7 +226,7 @@ const queryRange: Handler = async (params, ctx, c) => {
     if (!evaluated.ok) return evaluated;
     series = evaluated.value;
   }
-  const data = matrix(series, window.value.startNs, step.value) as Record<string, unknown>;
+  const data = matrix(series, points.value.startNs, step.value) as Record<string, unknown>;
   return { ok: true, value: { status: 'success', data: { ...data, stats: summary(null, started, 0) } } };
 };
 
@@ -419,7 +419,7 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
         series = r.value;
         const total = (s: LokiSeries): number => s.values.reduce<number>((n, v) => n + (v ?? 0), 0);
         series = series.sort((a, b) => total(b) - total(a)).slice(0, limit.value);
-        data = matrix(series, window.value.startNs, step.value);
+        data = matrix(series, points.value.startNs, step.value);
       } else {
         const span = window.value.endNs - window.value.startNs;
         if (span <= 0n) return bad('end must be after start');

@@ -115,6 +115,22 @@ describe('Loki routes over the query service', () => {
     assert.deepEqual(JSON.parse(r.text).data.result, []);
   });
 
+  test('a POST with a form body is read like the query string (Loki accepts both)', async () => {
+    reset();
+    const res = await fetch(new URL('/loki/api/v1/query_range', url), {
+      method: 'POST',
+      headers: { 'X-Scope-OrgID': 'acme', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ query: '{app=~"api|web"}', ...RANGE, limit: '3', direction: 'forward' }).toString(),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const job = calls[0]!.job;
+    assert.ok(job.kind === 'query');
+    assert.equal(
+      printQuery(job.query),
+      'resource.app =~ "^(?:api|web)$" | range(2026-03-01T10:00:00Z, 2026-03-01T13:00:00Z) | sort ts | limit 3',
+    );
+  });
+
   test('our tenant header works alone; with X-Scope-OrgID naming another tenant it is a 400; neither is 400', async () => {
     reset();
     const ours = await get('/loki/api/v1/labels', RANGE, { 'X-Sluice-Tenant': 'beta' });

@@ -333,6 +333,19 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
       parsers: null,
     });
     assert.equal((byLabel.get('detected_level') as { type: string }).type, 'string');
+    const methods = await loki('/detected_field/http_method/values', {
+      query: '{service_name="checkout"}',
+      start: S,
+      end: E,
+    });
+    assert.equal(methods.status, 200, methods.text);
+    const expectedMethods = new Set(
+      sample.map((rec) => {
+        const kv = (field(rec, 'attributes') as JsonValue[]).find((a) => field(a, 'key') === 'http.method');
+        return String(field(field(kv, 'value'), 'stringValue'));
+      }),
+    );
+    assert.deepEqual(methods.json, { values: [...expectedMethods].sort() });
 
     const detected = await loki('/detected_labels', { query: '{service_name=~".+"}', start: S, end: E });
     assert.deepEqual(detected.json, {

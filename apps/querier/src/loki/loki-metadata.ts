@@ -93,12 +93,15 @@ export interface DetectedField {
   readonly parsers: string[] | null;
 }
 
-/**
- * `detected_fields`: structured metadata (log attributes, `detected_level`) with `parsers: null`, and the fields
- * `json` or `logfmt` find in the lines with the parser named. The type is the narrowest that fits every value.
- */
-export function detectedFields(rows: readonly JsonObject[]): DetectedField[] {
-  const fields = new Map<string, { values: Set<string>; types: Set<FieldType>; parsers: Set<string> | null }>();
+interface FieldSeen {
+  readonly values: Set<string>;
+  readonly types: Set<FieldType>;
+  parsers: Set<string> | null;
+}
+
+/** Every field of the sampled records: structured metadata (no parser), then what `json` or else `logfmt` finds. */
+function fieldsOf(rows: readonly JsonObject[]): Map<string, FieldSeen> {
+  const fields = new Map<string, FieldSeen>();
   const note = (label: string, value: string, parser: string | null): void => {
     let f = fields.get(label);
     if (f === undefined) {
@@ -117,12 +120,20 @@ export function detectedFields(rows: readonly JsonObject[]): DetectedField[] {
     const parsed = parser === 'json' ? json : parsedLabels(e.line, ['logfmt']);
     for (const [k, v] of Object.entries(parsed)) if (e.metadata[k] === undefined) note(k, v, parser);
   }
+  return fields;
+}
+
+/**
+ * `detected_fields`: structured metadata (log attributes, `detected_level`) with `parsers: null`, and the fields
+ * `json` or `logfmt` find in the lines with the parser named. The type is the narrowest that fits every value.
+ */
+export function detectedFields(rows: readonly JsonObject[]): DetectedField[] {
   const narrowest = (types: Set<FieldType>): FieldType => {
     if (types.size === 1) return [...types][0]!;
     if ([...types].every((t) => t === 'int' || t === 'float')) return 'float';
     return 'string';
   };
-  return [...fields.entries()]
+  return [...fieldsOf(rows).entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([label, f]) => ({
       label,
@@ -130,6 +141,11 @@ export function detectedFields(rows: readonly JsonObject[]): DetectedField[] {
       cardinality: f.values.size,
       parsers: f.parsers === null ? null : [...f.parsers].sort(),
     }));
+}
+
+/** `detected_field/<name>/values`: the values one detected field takes in the sample, sorted. */
+export function detectedFieldValues(rows: readonly JsonObject[], name: string): string[] {
+  return [...(fieldsOf(rows).get(name)?.values ?? [])].sort();
 }
 
 /** Values of one label over the window (exact: an aggregation by that label). */

@@ -25,6 +25,7 @@ import type { QueryService } from '../query-service.js';
 import { MAX_QUERY_BODY_BYTES, readLimitedBody } from '../read-limited-body.js';
 import { lokiErrorResponse, type LokiFailure } from './loki-error.js';
 import {
+  detectedFieldValues,
   detectedFields,
   detectedLabels,
   indexStats,
@@ -467,6 +468,14 @@ export function registerLokiRoutes(app: Hono<{ Bindings: HttpBindings }>, option
       ok: true,
       value: { fields: detectedFields(rows.value).slice(0, fieldLimit.value), limit: fieldLimit.value },
     };
+  });
+
+  route('/detected_field/:name/values', async (params, ctx, c) => {
+    const limit = parseLokiLimit(params, 'line_limit', sample);
+    if (!limit.ok) return bad(limit.error);
+    const rows = await withSample(params, ctx, Math.min(limit.value, sample), params.get('query'));
+    if (!rows.ok) return rows;
+    return { ok: true, value: { values: detectedFieldValues(rows.value, c.req.param('name') ?? '') } };
   });
 
   route('/status/buildinfo', async () => ({

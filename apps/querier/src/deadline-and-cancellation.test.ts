@@ -318,11 +318,7 @@ describe('the backstop: a worker that does not yield is terminated and replaced'
     });
     try {
       const pending = query(h, 'spin', { query: COUNT });
-      await within(
-        10_000,
-        () => h.pool.consumers().some((c) => c.queryId.endsWith('-spin')),
-        'the query spinning',
-      );
+      await within(10_000, () => h.pool.consumers().some((c) => c.queryId.endsWith('-spin')), 'the query spinning');
       timers.advance(200);
       const answer = await pending;
       assert.equal(answer.status, 422, JSON.stringify(answer.json));

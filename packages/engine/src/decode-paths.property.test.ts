@@ -4,6 +4,7 @@
  * corpora (NULL and empty bodies, multi-byte UTF-8, a leading BOM, u64 template ids at and above 2^63, dictionary
  * and PLAIN string chunks, bodies long enough to span several pages), written by both encoders, and random
  * predicates, windows and stages run through both decoders must give byte-identical bodies (bytes_read aside).
+ * Trace and span ids (FIXED_LEN_BYTE_ARRAY with NULLs) are compared too: as predicates and in rendered records.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +23,7 @@ import {
   uuidv7,
 } from '@sluice/storage';
 import { chunkKind, chunkRange, decodeChunk } from './decode/page-decoder.js';
-import { DictStringVector, PlainStringVector } from './decode/string-vector.js';
+import { DictStringVector, FixedBytesVector, PlainStringVector } from './decode/string-vector.js';
 import { H, T0, makeRows, prng } from './testing/corpus.js';
 import { run } from './testing/harness.js';
 
@@ -40,6 +41,8 @@ const HOT: readonly string[] = [
   LOG_COLUMNS.body,
   LOG_COLUMNS.tenantId,
   'resource.service.name',
+  LOG_COLUMNS.traceId,
+  LOG_COLUMNS.spanId,
 ];
 const NO_POOL = { grow: (n: number): number => n, shrink: (): void => undefined };
 
@@ -50,6 +53,12 @@ function iso(ns: bigint): string {
 /** Pieces bodies and services are made of: multi-byte UTF-8, a BOM, the empty string, needles. */
 const PIECES = ['timed out', 'ok', 'Ünïcödé', '日本語', '🚀', '\uFEFFbom', '', 'a', 'é', 'x y', 'id=1', 'tim'];
 const NEEDLES = ['timed out', 'Ünï', '日本', '🚀', 'a', '', 'é', 'x', 'bom', 'out', 'id=', 'zzz', 'ok 🚀'];
+/**
+ * Id literals (the parser takes only hex of the id's length): ids that occur in the corpora (filled in `before`),
+ * their upper-case form (the string path lower-cases literals), and an id no row has.
+ */
+const TRACE_IDS: string[] = ['00'.repeat(16)];
+const SPAN_IDS: string[] = ['00'.repeat(8)];
 
 /** A random corpus; `mode` picks dictionary-sized or PLAIN-sized services and short or page-spanning bodies. */
 function corpus(seed: number, mode: { manyServices: boolean; longBodies: boolean }): StoredLogRow[] {
@@ -132,6 +141,8 @@ function randomPredicate(rnd: () => number, depth = 0): string {
     () => `severity >= ${pick(['info', 'warn', 'error'])}`,
     () => `scope == ${quote(pick(['app.http', 'app.db']))}`,
     () => `event_name == "app.login"`,
+    () => `trace_id ${pick(['==', '==', '!='])} ${quote(pick(TRACE_IDS))}`,
+    () => `span_id ${pick(['==', '!='])} ${quote(pick(SPAN_IDS))}`,
     () => 'true',
   ])();
 }
@@ -170,6 +181,12 @@ describe('columnar decode answers as the hyparquet path', () => {
     let seed = 1;
     for (const mode of MODES) {
       const rows = corpus(seed++, mode);
+      for (const at of [3, 200, 1100]) {
+        const hex = Buffer.from(rows[at]?.record.traceId ?? []).toString('hex');
+        if (hex !== '') TRACE_IDS.push(hex, hex.toUpperCase());
+        const span = Buffer.from(rows[at]?.record.spanId ?? []).toString('hex');
+        if (span !== '') SPAN_IDS.push(span);
+      }
       for (const encoder of ['columnar', 'hyparquet-writer'] as const) {
         const name = `${encoder} ${JSON.stringify(mode)}`;
         const store = createLocalObjectStore({ root: join(dir, String(stores.length)) });
@@ -245,6 +262,8 @@ describe('columnar decode answers as the hyparquet path', () => {
           const { start, length } = chunkRange(md);
           const d = decodeChunk(bytes.subarray(start, start + length), md, element, kind!, 400, NO_POOL).data;
           if (d instanceof DictStringVector) seen.add(`${encoder} ${name} dictionary`);
+          if (d instanceof FixedBytesVector && d.present.includes(0) && d.present.includes(1))
+            seen.add(`${encoder} ${name} fixed with NULLs`);
           if (d instanceof PlainStringVector) {
             seen.add(`${encoder} ${name} plain`);
             if (d.pages.length > 1) seen.add(`${encoder} ${name} pages`);
@@ -252,7 +271,14 @@ describe('columnar decode answers as the hyparquet path', () => {
         }
       }
     }
-    for (const want of ['resource.service.name dictionary', 'resource.service.name plain', 'body plain', 'body pages'])
+    for (const want of [
+      'resource.service.name dictionary',
+      'resource.service.name plain',
+      'body plain',
+      'body pages',
+      'trace_id fixed with NULLs',
+      'span_id fixed with NULLs',
+    ])
       assert.ok(seen.has(`columnar ${want}`), `columnar ${want}: ${[...seen].join('; ')}`);
     assert.ok(
       seen.has('hyparquet-writer body plain') || seen.has('hyparquet-writer body dictionary'),

@@ -9,7 +9,13 @@ import type { CmpOp, LinearRegex, Literal, Path, Predicate, SeverityNode } from 
 import { compileLinearRegex, severityBand } from '@sluice/query';
 import { toHex } from '@sluice/core';
 import { byteNeedle, searchRows } from './decode/byte-search.js';
-import { DictStringVector, PlainStringVector, cellReader, type ColumnData } from './decode/string-vector.js';
+import {
+  DictStringVector,
+  FixedBytesVector,
+  PlainStringVector,
+  cellReader,
+  type ColumnData,
+} from './decode/string-vector.js';
 import type { AttrReader } from './attr-value.js';
 import type { AttrValue } from './attr-value.js';
 import { isPromotedService, pathColumn, pathName } from './fields.js';
@@ -232,6 +238,29 @@ function u64EqualTest(vec: BigUint64Array | BigInt64Array, lit: bigint, equal: b
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /**
+ * `id == "hex"` / `id != "hex"` over a fixed-width id column, on the bytes: the string path compares the row's
+ * lower-case hex with the lower-cased literal, so a literal that is not `width` bytes of hex equals no row. NULL
+ * rows never match either operator, as on the string path.
+ */
+function fixedEqualTest(vec: FixedBytesVector, lit: string, equal: boolean): RowTest {
+  const w = vec.width;
+  const want = lit.length === 2 * w && /^[0-9a-f]*$/.test(lit) ? Buffer.from(lit, 'hex') : undefined;
+  const { bytes, present } = vec;
+  if (want === undefined) return (i) => present[i] === 1 && !equal;
+  return (i) => {
+    if (present[i] !== 1) return false;
+    const at = i * w;
+    let same = true;
+    for (let k = 0; k < w; k++)
+      if (bytes[at + k] !== want[k]) {
+        same = false;
+        break;
+      }
+    return same === equal;
+  };
+}
+
+/**
  * A string test over a dictionary column, evaluated once per dictionary entry and then looked up per row by
  * index (docs/design/query-engine.md, "Column-at-a-time evaluation"); NULL never matches.
  */
@@ -377,6 +406,8 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
           (vec instanceof BigUint64Array || vec instanceof BigInt64Array)
         )
           return u64EqualTest(vec, l, op === '==');
+        if ((op === '==' || op === '!=') && typeof l === 'string' && vec instanceof FixedBytesVector)
+          return fixedEqualTest(vec, l, op === '==');
         const g = get(cols, attrs);
         return (i) => {
           const v = g(i);

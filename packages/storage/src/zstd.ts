@@ -2,7 +2,8 @@
  * @module zstd
  * ZSTD via @bokuweb/zstd-wasm for hyparquet (decompress) and hyparquet-writer (compress, level 3). The wasm
  * module is initialised once per thread; its linear memory only grows by the largest single page handled,
- * which is bounded by the writer's page size (1 MiB), never by query or file size.
+ * which is bounded by the writer's page size (128 KiB in current files, 1 MiB in older ones; a value larger
+ * than a page is a page of its own), never by query or file size.
  */
 import { compress, decompress, init } from '@bokuweb/zstd-wasm';
 

@@ -14,7 +14,7 @@ import type { ColumnMetaData, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { zstdDecompress } from '@sluice/storage';
-import { DictStringVector, PlainStringVector, decodeUtf8, type ColumnData } from './string-vector.js';
+import { DictStringVector, FixedBytesVector, PlainStringVector, decodeUtf8, type ColumnData } from './string-vector.js';
 
 /** Thrown when a chunk turns out to use something this decoder does not read; the caller falls back. */
 export class UnsupportedChunk extends Error {
@@ -33,7 +33,10 @@ export interface DecodedChunk {
   readonly reserved: number;
 }
 
-type Kind = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'utf8';
+type Kind = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'utf8' | 'fixed';
+
+/** Widest FIXED_LEN_BYTE_ARRAY this decoder reads (ids are 8 and 16 bytes). */
+const FIXED_MAX_WIDTH = 64;
 
 const LEVEL_ENCODINGS = new Set(['RLE', 'BIT_PACKED']);
 const VALUE_ENCODINGS = new Set(['PLAIN', 'RLE_DICTIONARY', 'PLAIN_DICTIONARY']);
@@ -72,12 +75,19 @@ export function chunkKind(meta: ColumnMetaData, element: SchemaElement): Kind | 
     case 'BYTE_ARRAY':
       if (ct === 'UTF8' || (ct === undefined && (lt === undefined || lt.type === 'STRING'))) kind = 'utf8';
       break;
+    case 'FIXED_LEN_BYTE_ARRAY': {
+      // Raw bytes only: a DECIMAL, UUID or FLOAT16 annotation makes hyparquet return something else.
+      const w = element.type_length ?? 0;
+      if (ct === undefined && lt === undefined && w >= 1 && w <= FIXED_MAX_WIDTH) kind = 'fixed';
+      break;
+    }
     default:
       break;
   }
   if (kind === undefined) return undefined;
   // Numeric columns stay typed arrays only without NULLs: a chunk whose statistics do not say so goes to hyparquet.
-  if (kind !== 'utf8' && optional && Number(meta.statistics?.null_count ?? -1) !== 0) return undefined;
+  if (kind !== 'utf8' && kind !== 'fixed' && optional && Number(meta.statistics?.null_count ?? -1) !== 0)
+    return undefined;
   return kind;
 }
 
@@ -88,12 +98,14 @@ export function chunkRange(meta: ColumnMetaData): { start: number; length: numbe
   return { start, length: Number(meta.total_compressed_size) };
 }
 
-function bytesPer(kind: Exclude<Kind, 'utf8'>): number {
+type NumberKind = Exclude<Kind, 'utf8' | 'fixed'>;
+
+function bytesPer(kind: NumberKind): number {
   return kind === 'i64' || kind === 'u64' || kind === 'f64' ? 8 : 4;
 }
 
 function typedArray(
-  kind: Exclude<Kind, 'utf8'>,
+  kind: NumberKind,
   n: number,
 ): BigInt64Array | BigUint64Array | Int32Array | Uint32Array | Float32Array | Float64Array {
   switch (kind) {
@@ -169,7 +181,9 @@ export function decodeChunk(
     const data =
       kind === 'utf8'
         ? decodeStrings(chunk, meta, optional, numRows, ledger, rows)
-        : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
+        : kind === 'fixed'
+          ? decodeFixed(chunk, meta, optional, element.type_length ?? 0, numRows, ledger, rows)
+          : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
     return { data, reserved: ledger.kept };
   } catch (e) {
     reserve.shrink(ledger.kept);
@@ -311,7 +325,7 @@ function decodeNumbers(
   chunk: Uint8Array,
   meta: ColumnMetaData,
   optional: boolean,
-  kind: Exclude<Kind, 'utf8'>,
+  kind: NumberKind,
   numRows: number,
   ledger: Ledger,
   rows?: RowRange,
@@ -531,4 +545,62 @@ function decodePlainStrings(
   pageRows.push(numRows);
   ledger.keep(pageRows.length * 4);
   return new PlainStringVector(pages, page, starts, lens, Int32Array.from(pageRows));
+}
+
+/**
+ * A FIXED_LEN_BYTE_ARRAY chunk (PLAIN pages, NULLs allowed) into one buffer of `width` bytes per row and a
+ * presence byte per row; a NULL row's bytes stay zero. Kept: `numRows × (width + 1)` bytes.
+ */
+function decodeFixed(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  width: number,
+  numRows: number,
+  ledger: Ledger,
+  rows?: RowRange,
+): FixedBytesVector {
+  ledger.keep(numRows * (width + 1));
+  const bytes = new Uint8Array(numRows * width);
+  const present = new Uint8Array(numRows);
+  let row = 0;
+  walkPages(
+    chunk,
+    meta,
+    optional,
+    ledger,
+    false,
+    () => {
+      throw new UnsupportedChunk('dictionary page in a fixed-width chunk');
+    },
+    (p) => {
+      if (p.encoding !== 'PLAIN') throw new UnsupportedChunk(`encoding ${p.encoding}`);
+      const n = p.numValues;
+      if (row + n > numRows) throw new Error('more values than rows');
+      const defs = p.defs;
+      const src = p.bytes;
+      let off = p.valuesAt;
+      if (defs === undefined) {
+        if (off + n * width > src.length) throw new Error('page too short for its values');
+        bytes.set(src.subarray(off, off + n * width), row * width);
+        present.fill(1, row, row + n);
+      } else {
+        for (let r = 0; r < n; r++) {
+          if (defs[r] !== 1) continue;
+          if (off + width > src.length) throw new Error('page too short for its values');
+          bytes.set(src.subarray(off, off + width), (row + r) * width);
+          present[row + r] = 1;
+          off += width;
+        }
+      }
+      row += n;
+    },
+    rows,
+    (n) => {
+      if (row + n > numRows) throw new Error('more values than rows');
+      row += n; // NULL: a targeted read never looks at these rows
+    },
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
+  return new FixedBytesVector(width, bytes, present);
 }

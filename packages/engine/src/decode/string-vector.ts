@@ -3,7 +3,8 @@
  * A decoded UTF-8 column of one row group without one JS string per row (docs/design/query-engine.md, "Columnar
  * decode"): either a dictionary (decoded once) and one index per row, or the decompressed PLAIN pages kept as
  * they are with each row's page, start and length. A row's string is decoded only when something asks for it,
- * with the same `TextDecoder` semantics hyparquet uses, so both paths give the same text.
+ * with the same `TextDecoder` semantics hyparquet uses, so both paths give the same text. Fixed-width ids keep one
+ * buffer per row group ({@link FixedBytesVector}).
  */
 
 /** hyparquet's decoder: UTF-8, replacement characters for invalid bytes, a leading BOM dropped. */
@@ -62,18 +63,39 @@ export class PlainStringVector extends StringVector {
   }
 }
 
-/** Any decoded column of one row group: an array-like of values, or a string vector. */
-export type ColumnData = ArrayLike<unknown> | StringVector;
+/**
+ * A FIXED_LEN_BYTE_ARRAY column (`trace_id`, `span_id`): row `i` is `bytes[i·width, (i+1)·width)` when
+ * `present[i]` is 1, else NULL. One buffer for the whole row group instead of one `Uint8Array` per value.
+ */
+export class FixedBytesVector {
+  readonly length: number;
+  constructor(
+    readonly width: number,
+    readonly bytes: Uint8Array,
+    readonly present: Uint8Array,
+  ) {
+    this.length = present.length;
+  }
+  /** Row `i`'s bytes (a view into the vector's buffer), `null` for NULL. */
+  get(i: number): Uint8Array | null {
+    if (this.present[i] !== 1) return null;
+    const w = this.width;
+    return this.bytes.subarray(i * w, i * w + w);
+  }
+}
+
+/** Any decoded column of one row group: an array-like of values, a string vector or a fixed-width byte vector. */
+export type ColumnData = ArrayLike<unknown> | StringVector | FixedBytesVector;
 
 /** Row `i` of a column (`undefined` for a column that was not read). */
 export function cell(c: ColumnData | undefined, i: number): unknown {
   if (c === undefined) return undefined;
-  return c instanceof StringVector ? c.get(i) : c[i];
+  return c instanceof StringVector || c instanceof FixedBytesVector ? c.get(i) : c[i];
 }
 
 /** A per-row accessor bound to one column, for hot loops. */
 export function cellReader(c: ColumnData | undefined): (i: number) => unknown {
   if (c === undefined) return () => undefined;
-  if (c instanceof StringVector) return (i) => c.get(i);
+  if (c instanceof StringVector || c instanceof FixedBytesVector) return (i) => c.get(i);
   return (i) => c[i];
 }

@@ -11,10 +11,12 @@ import { ENCODING, writeDataPageHeader, writeDictionaryPageHeader } from './parq
 import { writeLevelsV1 } from './rle-hybrid.js';
 
 /**
- * Target uncompressed value bytes per data page: 1 MiB, as hyparquet-writer's default, so the ZSTD wasm heap
- * and a reader's per-page buffer stay bounded by the page, not the chunk (docs/design/storage-format.md).
+ * Target uncompressed value bytes per data page: 128 KiB. The ZSTD wasm heap and a reader's per-page buffer stay
+ * bounded by the page, not the chunk, and a targeted read (a `limit`, a window edge) decompresses and decodes
+ * only the pages holding its rows, so a smaller page is less work per rendered row; below ~64 KiB per-page
+ * overhead (a ZSTD frame, a header, hyparquet's per-page setup) starts to show (docs/design/storage-format.md).
  */
-export const PAGE_TARGET_BYTES = 1 << 20;
+export const PAGE_TARGET_BYTES = 128 << 10;
 
 /** Appends bytes to the file being written. */
 export interface FileSink {

@@ -22,6 +22,7 @@ import {
   sourceFromBytes,
   uuidv7,
 } from '@sluice/storage';
+import { readOffsetIndex } from 'hyparquet';
 import { chunkKind, chunkRange, decodeChunk } from './decode/page-decoder.js';
 import { DictStringVector, FixedBytesVector, PlainStringVector } from './decode/string-vector.js';
 import { H, T0, makeRows, prng } from './testing/corpus.js';
@@ -44,6 +45,12 @@ const HOT: readonly string[] = [
   LOG_COLUMNS.traceId,
   LOG_COLUMNS.spanId,
 ];
+/**
+ * Small data pages (1 KiB of values: 128 times per page), so a 400-row group has several effective-time pages and
+ * a window edge inside a group skips pages through the page index on the columnar path (the reference path
+ * reads whole groups).
+ */
+const PAGE_BYTES = 1024;
 const NO_POOL = { grow: (n: number): number => n, shrink: (): void => undefined };
 
 function iso(ns: bigint): string {
@@ -113,8 +120,19 @@ async function writeCorpus(
   for (const [h, list] of byHour)
     await store.put(
       dataFileKey('acme', h * H, uuidv7()),
-      await encodeLogsParquet(list, { rowGroupRows: 400, encoder }),
+      await encodeLogsParquet(list, { rowGroupRows: 400, encoder, pageTargetBytes: PAGE_BYTES }),
     );
+}
+
+/** Pages listed in a chunk's offset index. */
+async function windowRowSpanPages(
+  bytes: Uint8Array,
+  c: { offset_index_offset?: bigint; offset_index_length?: number },
+): Promise<number | undefined> {
+  if (c.offset_index_offset === undefined || c.offset_index_length === undefined) return undefined;
+  const at = Number(c.offset_index_offset);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at, c.offset_index_length);
+  return readOffsetIndex({ view, offset: 0 }).page_locations.length;
 }
 
 function randomPredicate(rnd: () => number, depth = 0): string {
@@ -248,7 +266,7 @@ describe('columnar decode answers as the hyparquet path', () => {
     for (const mode of MODES) {
       const rows = corpus(seed++, mode).slice(0, 400);
       for (const encoder of ['columnar', 'hyparquet-writer'] as const) {
-        const bytes = await encodeLogsParquet(rows, { rowGroupRows: 400, encoder });
+        const bytes = await encodeLogsParquet(rows, { rowGroupRows: 400, encoder, pageTargetBytes: PAGE_BYTES });
         const file = await openParquetFile(sourceFromBytes(bytes));
         const elements = new Map(file.metadata.schema.map((e) => [e.name, e]));
         for (const c of file.metadata.row_groups[0]?.columns ?? []) {
@@ -262,6 +280,10 @@ describe('columnar decode answers as the hyparquet path', () => {
           const { start, length } = chunkRange(md);
           const d = decodeChunk(bytes.subarray(start, start + length), md, element, kind!, 400, NO_POOL).data;
           if (d instanceof DictStringVector) seen.add(`${encoder} ${name} dictionary`);
+          if (name === LOG_COLUMNS.effectiveTimeUnixNano && c.column_index_length !== undefined) {
+            const pages = (await windowRowSpanPages(bytes, c)) ?? 0;
+            if (pages > 1) seen.add(`${encoder} ${name} page index`);
+          }
           if (d instanceof FixedBytesVector && d.present.includes(0) && d.present.includes(1))
             seen.add(`${encoder} ${name} fixed with NULLs`);
           if (d instanceof PlainStringVector) {
@@ -278,6 +300,7 @@ describe('columnar decode answers as the hyparquet path', () => {
       'body pages',
       'trace_id fixed with NULLs',
       'span_id fixed with NULLs',
+      'effective_time_unix_nano page index',
     ])
       assert.ok(seen.has(`columnar ${want}`), `columnar ${want}: ${[...seen].join('; ')}`);
     assert.ok(

@@ -73,7 +73,7 @@ function fileSource(store: ObjectStore, key: string, size: number, signal: Abort
 }
 
 /** What a failed open or decode of `key` means: the store's own error, our own abort, or a damaged file. */
-function classified(e: unknown, key: string): unknown {
+export function classified(e: unknown, key: string): unknown {
   if (e instanceof StoreCallFailure) return e.original;
   if (e instanceof QueryAbort) return e;
   return new StorageCorruptError(key, 'parquet_unreadable', { cause: e });

@@ -59,6 +59,11 @@ export interface LogsParquetOptions {
    * the hyparquet-writer path never writes them.
    */
   readonly sketches?: boolean;
+  /**
+   * Target uncompressed value bytes per data page for the columnar encoder (default `PAGE_TARGET_BYTES`, 128 KiB).
+   * Tests set it small to get many pages per row group; operators have no reason to change it.
+   */
+  readonly pageTargetBytes?: number;
 }
 
 type ColumnData = Parameters<ParquetWriter['write']>[0]['columnData'];

@@ -52,8 +52,12 @@ export const AUDIT_EVENT_KIND = Object.freeze({ template_widened: 0, template_cr
 
 /** Key-value metadata key carrying the Sluice schema version. */
 export const SCHEMA_VERSION_KEY = 'sluice.schema_version';
-/** Current data/audit schema version. */
-export const SCHEMA_VERSION = '1';
+/**
+ * Current data/audit schema version. 2: data files from the columnar encoder carry a page index (an offset index
+ * on every chunk, a column index on the effective time) and ~128 KiB pages; version 1 files have neither, and
+ * every reader keeps reading them (docs/design/storage-format.md, "Versions").
+ */
+export const SCHEMA_VERSION = '2';
 
 type Rep = 'REQUIRED' | 'OPTIONAL';
 

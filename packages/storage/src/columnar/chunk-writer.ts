@@ -6,7 +6,7 @@
  */
 import { ByteSink } from './byte-sink.js';
 import type { LeafColumn } from './leaf-column.js';
-import type { ChunkMeta } from './parquet-footer.js';
+import type { ChunkMeta, PageBounds, PageLocation } from './parquet-footer.js';
 import { ENCODING, writeDataPageHeader, writeDictionaryPageHeader } from './parquet-footer.js';
 import { writeLevelsV1 } from './rle-hybrid.js';
 
@@ -28,12 +28,13 @@ export interface FileSink {
 /** Compresses one page body. */
 export type PageCompressor = (input: Uint8Array) => Uint8Array;
 
-/** Writes `col` as one column chunk and returns its footer metadata. */
+/** Writes `col` as one column chunk and returns its footer metadata (with its page locations). */
 export function writeColumnChunk(
   col: LeafColumn,
   file: FileSink,
   compress: PageCompressor,
   scratch: ByteSink,
+  pageTargetBytes: number = PAGE_TARGET_BYTES,
 ): ChunkMeta {
   const header = new ByteSink(64);
   let uncompressed = 0;
@@ -61,17 +62,23 @@ export function writeColumnChunk(
   const n = col.numLevels;
   let l = 0;
   let v = 0;
+  let row = 0;
+  const pages: PageLocation[] = [];
+  const bounds: PageBounds[] = [];
   do {
     const l0 = l;
     const v0 = v;
+    const firstRow = row;
     let bytes = 0;
     // Consume whole rows until the page holds enough value bytes.
-    while (l < n && bytes < PAGE_TARGET_BYTES) {
+    while (l < n && bytes < pageTargetBytes) {
       do {
         if (defs === null || defs[l] === maxDef) bytes += col.values.sizeOf(v++);
         l++;
       } while (reps !== null && l < n && reps[l] !== 0);
+      row++;
     }
+    if (col.pageBounds !== undefined) bounds.push({ nullCount: l - l0 - (v - v0), ...col.pageBounds(v0, v) });
     scratch.reset();
     if (reps !== null) writeLevelsV1(reps, l0, l, col.maxRepetitionLevel, scratch);
     if (defs !== null) writeLevelsV1(defs, l0, l, maxDef, scratch);
@@ -85,6 +92,7 @@ export function writeColumnChunk(
       numValues: l - l0,
       encoding: col.values.encoding,
     });
+    pages.push({ offset: file.offset, compressedPageSize: header.length + body.length, firstRowIndex: firstRow });
     file.append(header.toBytes());
     file.append(body);
     uncompressed += header.length + raw.length;
@@ -102,5 +110,7 @@ export function writeColumnChunk(
     dataPageOffset,
     ...(dictionaryPageOffset !== undefined ? { dictionaryPageOffset } : {}),
     ...(col.statistics !== undefined ? { statistics: col.statistics } : {}),
+    pages,
+    ...(col.pageBounds !== undefined ? { pageBounds: bounds } : {}),
   };
 }

@@ -15,8 +15,10 @@ import { ByteSink } from './byte-sink.js';
 import type { FileSink } from './chunk-writer.js';
 import { writeColumnChunk } from './chunk-writer.js';
 import { JsonMemo, logRowGroupLeaves } from './log-row-group.js';
-import type { RowGroupMeta } from './parquet-footer.js';
-import { footerBytes } from './parquet-footer.js';
+import type { ChunkIndexRanges, RowGroupMeta } from './parquet-footer.js';
+import { columnIndexBytes, footerBytes, offsetIndexBytes } from './parquet-footer.js';
+import { PAGE_TARGET_BYTES } from './chunk-writer.js';
+import { compareInt64Le } from './fixed-width-values.js';
 import { buildBodyNgramSketch } from '../sketch/body-ngram-sketch.js';
 import { bloomWordsBytes, buildColumnBloom } from '../sketch/column-bloom.js';
 import { FILTERS_KEY, encodeFilterIndex, type GroupFilters } from '../sketch/filter-index.js';
@@ -60,6 +62,9 @@ export interface ColumnarLogsWriter {
 export async function createColumnarLogsWriter(options?: LogsParquetOptions): Promise<ColumnarLogsWriter> {
   await ensureZstd();
   const rowGroupRows = options?.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
+  const pageTargetBytes = options?.pageTargetBytes ?? PAGE_TARGET_BYTES;
+  if (!Number.isSafeInteger(pageTargetBytes) || pageTargetBytes < 1)
+    throw new RangeError(`pageTargetBytes must be ≥ 1, got ${pageTargetBytes}`);
   if (!Number.isSafeInteger(rowGroupRows) || rowGroupRows < 1)
     throw new RangeError(`rowGroupRows must be ≥ 1, got ${rowGroupRows}`);
   if ((options?.bloomFilterColumns?.length ?? 0) > 0)
@@ -89,7 +94,7 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
         throw new RangeError(`row group of ${batch.length} rows exceeds ${rowGroupRows}`);
       const fileOffset = file.offset;
       const leaves = logRowGroupLeaves(batch, memo);
-      const columns = leaves.map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch));
+      const columns = leaves.map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch, pageTargetBytes));
       if (sketches) {
         // Filters follow the group's chunks; the footer's filter index names where (readers never assume).
         const filters: GroupFilters = {};
@@ -126,6 +131,7 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
         rowGroups: groups,
         keyValueMetadata: kv,
         createdBy: 'sluice',
+        indexes: writePageIndex(groups, file),
       });
       file.append(footer);
       const tail = new Uint8Array(8);
@@ -135,6 +141,32 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
       return file.concat();
     },
   };
+}
+
+/**
+ * Writes the page index after the last row group, as parquet-format lays it out: every column index (only the
+ * effective time has one), then every offset index (every chunk). Returns where each chunk's went.
+ */
+function writePageIndex(groups: readonly RowGroupMeta[], file: FileSink): ChunkIndexRanges[][] {
+  const ranges = groups.map((g) => g.columns.map((): ChunkIndexRanges => ({})));
+  const put = (bytes: Uint8Array): { offset: number; length: number } => {
+    const at = { offset: file.offset, length: bytes.length };
+    file.append(bytes);
+    return at;
+  };
+  groups.forEach((g, gi) =>
+    g.columns.forEach((c, ci) => {
+      if (c.pageBounds === undefined) return;
+      ranges[gi]![ci] = { columnIndex: put(columnIndexBytes(c.pageBounds, compareInt64Le)) };
+    }),
+  );
+  groups.forEach((g, gi) =>
+    g.columns.forEach((c, ci) => {
+      if (c.pages === undefined) return;
+      ranges[gi]![ci] = { ...ranges[gi]![ci], offsetIndex: put(offsetIndexBytes(c.pages)) };
+    }),
+  );
+  return ranges;
 }
 
 /** Encodes rows (already sorted by the caller) into one data file with the columnar encoder. */

@@ -7,7 +7,7 @@
 import { ByteSink } from './byte-sink.js';
 
 /** Compact-protocol element types. */
-export const CT = Object.freeze({ I32: 5, I64: 6, BINARY: 8, LIST: 9, STRUCT: 12 } as const);
+export const CT = Object.freeze({ BOOL: 1, I32: 5, I64: 6, BINARY: 8, LIST: 9, STRUCT: 12 } as const);
 
 const utf8 = new TextEncoder();
 
@@ -91,6 +91,26 @@ export class CompactWriter {
   /** An i32 list element. */
   elemI32(v: number): this {
     this.out.varint(((v << 1) ^ (v >> 31)) >>> 0);
+    return this;
+  }
+
+  /** An i64 list element. */
+  elemI64(v: bigint | number): this {
+    const b = BigInt(v);
+    this.out.varbig(b >= 0n ? b << 1n : (-b << 1n) - 1n);
+    return this;
+  }
+
+  /** A bool list element (one byte: 1 true, 2 false, as the Java and C++ readers expect; list type {@link CT}.BOOL). */
+  elemBool(v: boolean): this {
+    this.out.byte(v ? 1 : 2);
+    return this;
+  }
+
+  /** A binary list element. */
+  elemBinary(v: Uint8Array): this {
+    this.out.varint(v.length);
+    this.out.bytes(v);
     return this;
   }
 

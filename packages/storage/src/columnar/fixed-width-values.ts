@@ -123,6 +123,13 @@ export function booleanBounds(values: Uint8Array, count: number): { min: Uint8Ar
   return { min: Uint8Array.of(min), max: Uint8Array.of(max) };
 }
 
+/** Order of two 8-byte little-endian bounds read as signed int64 (the TIMESTAMP columns' statistics order). */
+export function compareInt64Le(a: Uint8Array, b: Uint8Array): number {
+  const x = new DataView(a.buffer, a.byteOffset, 8).getBigInt64(0, true);
+  const y = new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** Unsigned lexicographic order of byte strings (parquet-format's order for BYTE_ARRAY and FIXED_LEN). */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);

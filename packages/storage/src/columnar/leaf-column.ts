@@ -36,6 +36,11 @@ export interface LeafColumn {
   readonly statistics?: ChunkStatistics;
   /** What the column's bloom filter or sketch is built from, for the columns that get one. */
   readonly sketchInput?: SketchInput;
+  /**
+   * Min/max of non-null values `[v0, v1)` in the column's statistics order, for the columns that get a page-level
+   * column index (the effective time: docs/design/storage-format.md, "Page index").
+   */
+  readonly pageBounds?: (v0: number, v1: number) => { min: Uint8Array; max: Uint8Array } | undefined;
 }
 
 /**

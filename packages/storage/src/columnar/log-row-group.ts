@@ -242,13 +242,17 @@ export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo)
       plainFixed(bytesOf(observed), 8),
       stats(n - observedCount, int64Bounds(observed, observedCount, false)),
     ),
-    flat(
-      c.effectiveTimeUnixNano,
-      PHYSICAL.INT64,
-      all1(),
-      plainFixed(bytesOf(effective), 8),
-      reqStats(int64Bounds(effective, n, false)),
-    ),
+    {
+      ...flat(
+        c.effectiveTimeUnixNano,
+        PHYSICAL.INT64,
+        all1(),
+        plainFixed(bytesOf(effective), 8),
+        reqStats(int64Bounds(effective, n, false)),
+      ),
+      // The page index a window uses to skip pages (docs/design/storage-format.md, "Page index").
+      pageBounds: (v0: number, v1: number) => int64Bounds(effective.subarray(v0, v1), v1 - v0, false),
+    },
     flat(
       c.severityNumber,
       PHYSICAL.INT32,

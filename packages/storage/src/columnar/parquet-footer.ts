@@ -33,6 +33,23 @@ export interface ChunkStatistics {
   readonly max?: Uint8Array;
 }
 
+/** Where one data page of a chunk is (parquet-format's PageLocation): for the offset index. */
+export interface PageLocation {
+  /** File offset of the page header. */
+  readonly offset: number;
+  /** Header plus compressed body. */
+  readonly compressedPageSize: number;
+  /** Row of the row group the page starts with. */
+  readonly firstRowIndex: number;
+}
+
+/** One data page's min/max (absent when the page holds only NULLs) and NULL count: for the column index. */
+export interface PageBounds {
+  readonly nullCount: number;
+  readonly min?: Uint8Array;
+  readonly max?: Uint8Array;
+}
+
 /** One column chunk's metadata. */
 export interface ChunkMeta {
   readonly type: number;
@@ -44,6 +61,59 @@ export interface ChunkMeta {
   readonly dataPageOffset: number;
   readonly dictionaryPageOffset?: number;
   readonly statistics?: ChunkStatistics;
+  /** Its data pages, in order (written as the chunk's offset index). */
+  readonly pages?: readonly PageLocation[];
+  /** Per data page bounds, for a chunk that gets a column index. */
+  readonly pageBounds?: readonly PageBounds[];
+}
+
+/** Where a chunk's offset index and column index were written (set by the file writer before the footer). */
+export interface ChunkIndexRanges {
+  readonly offsetIndex?: { readonly offset: number; readonly length: number };
+  readonly columnIndex?: { readonly offset: number; readonly length: number };
+}
+
+/** parquet-format's BoundaryOrder. */
+const BOUNDARY = Object.freeze({ UNORDERED: 0, ASCENDING: 1 } as const);
+
+/** A chunk's OffsetIndex struct: its page locations. */
+export function offsetIndexBytes(pages: readonly PageLocation[]): Uint8Array {
+  const w = new CompactWriter(new ByteSink(16 + pages.length * 12)).begin();
+  w.list(1, CT.STRUCT, pages.length);
+  for (const p of pages) w.begin().i64(1, p.offset).i32(2, p.compressedPageSize).i64(3, p.firstRowIndex).end();
+  w.end();
+  return w.out.toBytes();
+}
+
+/**
+ * A chunk's ColumnIndex struct. `compare` orders two bounds as the column's statistics do; the boundary order is
+ * ASCENDING when both the mins and the maxes never decrease page to page (rows sorted by time), else UNORDERED.
+ */
+export function columnIndexBytes(
+  bounds: readonly PageBounds[],
+  compare: (a: Uint8Array, b: Uint8Array) => number,
+): Uint8Array {
+  const w = new CompactWriter(new ByteSink(32 + bounds.length * 24)).begin();
+  const empty = new Uint8Array(0);
+  w.list(1, CT.BOOL, bounds.length);
+  for (const b of bounds) w.elemBool(b.min === undefined);
+  w.list(2, CT.BINARY, bounds.length);
+  for (const b of bounds) w.elemBinary(b.min ?? empty);
+  w.list(3, CT.BINARY, bounds.length);
+  for (const b of bounds) w.elemBinary(b.max ?? empty);
+  let ascending = true;
+  let prev: PageBounds | undefined;
+  for (const b of bounds) {
+    if (b.min === undefined || b.max === undefined) continue;
+    if (prev?.min !== undefined && prev.max !== undefined)
+      ascending &&= compare(prev.min, b.min) <= 0 && compare(prev.max, b.max) <= 0;
+    prev = b;
+  }
+  w.i32(4, ascending ? BOUNDARY.ASCENDING : BOUNDARY.UNORDERED);
+  w.list(5, CT.I64, bounds.length);
+  for (const b of bounds) w.elemI64(b.nullCount);
+  w.end();
+  return w.out.toBytes();
 }
 
 /** One row group's metadata. */
@@ -102,7 +172,7 @@ function writeSchemaElement(w: CompactWriter, e: SchemaElement): void {
   w.end();
 }
 
-function writeChunk(w: CompactWriter, c: ChunkMeta): void {
+function writeChunk(w: CompactWriter, c: ChunkMeta, index: ChunkIndexRanges | undefined): void {
   w.begin().i64(2, c.dataPageOffset);
   w.struct(3).i32(1, c.type);
   w.list(2, CT.I32, c.encodings.length);
@@ -121,7 +191,10 @@ function writeChunk(w: CompactWriter, c: ChunkMeta): void {
     }
     w.end();
   }
-  w.end().end();
+  w.end();
+  if (index?.offsetIndex !== undefined) w.i64(4, index.offsetIndex.offset).i32(5, index.offsetIndex.length);
+  if (index?.columnIndex !== undefined) w.i64(6, index.columnIndex.offset).i32(7, index.columnIndex.length);
+  w.end();
 }
 
 /** The serialised FileMetaData (without the trailing length and magic). */
@@ -131,6 +204,8 @@ export function footerBytes(m: {
   rowGroups: readonly RowGroupMeta[];
   keyValueMetadata: readonly { readonly key: string; readonly value: string }[];
   createdBy: string;
+  /** Per row group, per column: where its page index is (omitted: none). */
+  indexes?: readonly (readonly ChunkIndexRanges[])[];
 }): Uint8Array {
   const w = new CompactWriter(new ByteSink(4096)).begin();
   w.i32(1, 2);
@@ -138,13 +213,13 @@ export function footerBytes(m: {
   for (const e of m.schema) writeSchemaElement(w, e);
   w.i64(3, m.numRows);
   w.list(4, CT.STRUCT, m.rowGroups.length);
-  for (const g of m.rowGroups) {
+  for (const [gi, g] of m.rowGroups.entries()) {
     w.begin();
     w.list(1, CT.STRUCT, g.columns.length);
     let uncompressed = 0;
     let compressed = 0;
-    for (const c of g.columns) {
-      writeChunk(w, c);
+    for (const [ci, c] of g.columns.entries()) {
+      writeChunk(w, c, m.indexes?.[gi]?.[ci]);
       uncompressed += c.uncompressedBytes;
       compressed += c.compressedBytes;
     }

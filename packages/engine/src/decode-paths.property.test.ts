@@ -4,7 +4,8 @@
  * corpora (NULL and empty bodies, multi-byte UTF-8, a leading BOM, u64 template ids at and above 2^63, dictionary
  * and PLAIN string chunks, bodies long enough to span several pages), written by both encoders, and random
  * predicates, windows and stages run through both decoders must give byte-identical bodies (bytes_read aside).
- * Trace and span ids (FIXED_LEN_BYTE_ARRAY with NULLs) are compared too: as predicates and in rendered records.
+ * Trace and span ids (FIXED_LEN_BYTE_ARRAY with NULLs) and `lossy_flag` (BOOLEAN) are compared too: as
+ * predicates and in rendered records.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +25,7 @@ import {
 } from '@sluice/storage';
 import { readOffsetIndex } from 'hyparquet';
 import { chunkKind, chunkRange, decodeChunk } from './decode/page-decoder.js';
-import { DictStringVector, FixedBytesVector, PlainStringVector } from './decode/string-vector.js';
+import { BooleanVector, DictStringVector, FixedBytesVector, PlainStringVector } from './decode/string-vector.js';
 import { H, T0, makeRows, prng } from './testing/corpus.js';
 import { run } from './testing/harness.js';
 
@@ -44,6 +45,7 @@ const HOT: readonly string[] = [
   'resource.service.name',
   LOG_COLUMNS.traceId,
   LOG_COLUMNS.spanId,
+  LOG_COLUMNS.lossyFlag,
 ];
 /**
  * Small data pages (1 KiB of values: 128 times per page), so a 400-row group has several effective-time pages and
@@ -161,6 +163,7 @@ function randomPredicate(rnd: () => number, depth = 0): string {
     () => `event_name == "app.login"`,
     () => `trace_id ${pick(['==', '==', '!='])} ${quote(pick(TRACE_IDS))}`,
     () => `span_id ${pick(['==', '!='])} ${quote(pick(SPAN_IDS))}`,
+    () => `lossy == ${pick(['true', 'false'])}`,
     () => 'true',
   ])();
 }
@@ -284,6 +287,8 @@ describe('columnar decode answers as the hyparquet path', () => {
             const pages = (await windowRowSpanPages(bytes, c)) ?? 0;
             if (pages > 1) seen.add(`${encoder} ${name} page index`);
           }
+          if (d instanceof BooleanVector && d.values.includes(0) && d.values.includes(1))
+            seen.add(`${encoder} ${name} booleans`);
           if (d instanceof FixedBytesVector && d.present.includes(0) && d.present.includes(1))
             seen.add(`${encoder} ${name} fixed with NULLs`);
           if (d instanceof PlainStringVector) {
@@ -301,6 +306,7 @@ describe('columnar decode answers as the hyparquet path', () => {
       'trace_id fixed with NULLs',
       'span_id fixed with NULLs',
       'effective_time_unix_nano page index',
+      'lossy_flag booleans',
     ])
       assert.ok(seen.has(`columnar ${want}`), `columnar ${want}: ${[...seen].join('; ')}`);
     assert.ok(

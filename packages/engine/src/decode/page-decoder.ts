@@ -14,7 +14,14 @@ import type { ColumnMetaData, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { zstdDecompress } from '@sluice/storage';
-import { DictStringVector, FixedBytesVector, PlainStringVector, decodeUtf8, type ColumnData } from './string-vector.js';
+import {
+  BooleanVector,
+  DictStringVector,
+  FixedBytesVector,
+  PlainStringVector,
+  decodeUtf8,
+  type ColumnData,
+} from './string-vector.js';
 
 /** Thrown when a chunk turns out to use something this decoder does not read; the caller falls back. */
 export class UnsupportedChunk extends Error {
@@ -33,7 +40,7 @@ export interface DecodedChunk {
   readonly reserved: number;
 }
 
-type Kind = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'utf8' | 'fixed';
+type Kind = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'utf8' | 'fixed' | 'bool';
 
 /** Widest FIXED_LEN_BYTE_ARRAY this decoder reads (ids are 8 and 16 bytes). */
 const FIXED_MAX_WIDTH = 64;
@@ -75,6 +82,9 @@ export function chunkKind(meta: ColumnMetaData, element: SchemaElement): Kind | 
     case 'BYTE_ARRAY':
       if (ct === 'UTF8' || (ct === undefined && (lt === undefined || lt.type === 'STRING'))) kind = 'utf8';
       break;
+    case 'BOOLEAN':
+      if (ct === undefined && lt === undefined) kind = 'bool';
+      break;
     case 'FIXED_LEN_BYTE_ARRAY': {
       // Raw bytes only: a DECIMAL, UUID or FLOAT16 annotation makes hyparquet return something else.
       const w = element.type_length ?? 0;
@@ -86,7 +96,13 @@ export function chunkKind(meta: ColumnMetaData, element: SchemaElement): Kind | 
   }
   if (kind === undefined) return undefined;
   // Numeric columns stay typed arrays only without NULLs: a chunk whose statistics do not say so goes to hyparquet.
-  if (kind !== 'utf8' && kind !== 'fixed' && optional && Number(meta.statistics?.null_count ?? -1) !== 0)
+  if (
+    kind !== 'utf8' &&
+    kind !== 'fixed' &&
+    kind !== 'bool' &&
+    optional &&
+    Number(meta.statistics?.null_count ?? -1) !== 0
+  )
     return undefined;
   return kind;
 }
@@ -98,7 +114,7 @@ export function chunkRange(meta: ColumnMetaData): { start: number; length: numbe
   return { start, length: Number(meta.total_compressed_size) };
 }
 
-type NumberKind = Exclude<Kind, 'utf8' | 'fixed'>;
+type NumberKind = Exclude<Kind, 'utf8' | 'fixed' | 'bool'>;
 
 function bytesPer(kind: NumberKind): number {
   return kind === 'i64' || kind === 'u64' || kind === 'f64' ? 8 : 4;
@@ -183,7 +199,9 @@ export function decodeChunk(
         ? decodeStrings(chunk, meta, optional, numRows, ledger, rows)
         : kind === 'fixed'
           ? decodeFixed(chunk, meta, optional, element.type_length ?? 0, numRows, ledger, rows)
-          : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
+          : kind === 'bool'
+            ? decodeBooleans(chunk, meta, optional, numRows, ledger, rows)
+            : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
     return { data, reserved: ledger.kept };
   } catch (e) {
     reserve.shrink(ledger.kept);
@@ -603,4 +621,70 @@ function decodeFixed(
   );
   if (row !== numRows) throw new Error('fewer values than rows');
   return new FixedBytesVector(width, bytes, present);
+}
+
+/**
+ * A BOOLEAN chunk (PLAIN pages: one bit per present value, LSB first; or RLE) into one byte per row: 0, 1, or 2 for NULL
+ * and for rows of skipped pages. Kept: `numRows` bytes.
+ */
+function decodeBooleans(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  numRows: number,
+  ledger: Ledger,
+  rows?: RowRange,
+): BooleanVector {
+  ledger.keep(numRows);
+  const values = new Uint8Array(numRows).fill(2);
+  let row = 0;
+  walkPages(
+    chunk,
+    meta,
+    optional,
+    ledger,
+    false,
+    () => {
+      throw new UnsupportedChunk('dictionary page in a BOOLEAN chunk');
+    },
+    (p) => {
+      const n = p.numValues;
+      if (row + n > numRows) throw new Error('more values than rows');
+      const defs = p.defs;
+      const src = p.bytes;
+      if (p.encoding === 'RLE') {
+        // The RLE/bit-packed hybrid at width 1 after a 4-byte length (hyparquet-writer writes booleans so).
+        const present = presentCount(p);
+        const held = ledger.transient(present);
+        try {
+          const bits = new Uint8Array(present);
+          const r = { view: new DataView(src.buffer, src.byteOffset, src.byteLength), offset: p.valuesAt };
+          readRleBitPackedHybrid(r, 1, bits);
+          let k = 0;
+          for (let i = 0; i < n; i++)
+            if (defs === undefined || defs[i] === 1) values[row + i] = (bits[k++] as number) & 1;
+        } finally {
+          ledger.giveBack(held);
+        }
+      } else if (p.encoding === 'PLAIN') {
+        const at = p.valuesAt;
+        let bit = 0;
+        for (let i = 0; i < n; i++) {
+          if (defs !== undefined && defs[i] !== 1) continue;
+          const byte = at + (bit >> 3);
+          if (byte >= src.length) throw new Error('page too short for its values');
+          values[row + i] = ((src[byte] as number) >> (bit & 7)) & 1;
+          bit++;
+        }
+      } else throw new UnsupportedChunk(`encoding ${p.encoding}`);
+      row += n;
+    },
+    rows,
+    (n) => {
+      if (row + n > numRows) throw new Error('more values than rows');
+      row += n; // NULL: a targeted read never looks at these rows
+    },
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
+  return new BooleanVector(values);
 }

@@ -15,10 +15,15 @@ export function decodeUtf8(bytes: Uint8Array): string {
   return TEXT.decode(bytes);
 }
 
-/** Common base of the two string layouts; `get(i)` is `null` for a NULL row. */
-export abstract class StringVector {
+/** A decoded column read row by row through `get(i)` (`null` for a NULL row): strings, ids, booleans. */
+export abstract class RowVector {
   abstract readonly length: number;
-  abstract get(i: number): string | null;
+  abstract get(i: number): unknown;
+}
+
+/** Common base of the two string layouts; `get(i)` is `null` for a NULL row. */
+export abstract class StringVector extends RowVector {
+  abstract override get(i: number): string | null;
 }
 
 /** Dictionary layout: `indices[i]` is the dictionary entry of row `i`, `-1` for NULL. */
@@ -67,13 +72,14 @@ export class PlainStringVector extends StringVector {
  * A FIXED_LEN_BYTE_ARRAY column (`trace_id`, `span_id`): row `i` is `bytes[i·width, (i+1)·width)` when
  * `present[i]` is 1, else NULL. One buffer for the whole row group instead of one `Uint8Array` per value.
  */
-export class FixedBytesVector {
+export class FixedBytesVector extends RowVector {
   readonly length: number;
   constructor(
     readonly width: number,
     readonly bytes: Uint8Array,
     readonly present: Uint8Array,
   ) {
+    super();
     this.length = present.length;
   }
   /** Row `i`'s bytes (a view into the vector's buffer), `null` for NULL. */
@@ -84,18 +90,31 @@ export class FixedBytesVector {
   }
 }
 
-/** Any decoded column of one row group: an array-like of values, a string vector or a fixed-width byte vector. */
-export type ColumnData = ArrayLike<unknown> | StringVector | FixedBytesVector;
+/** A BOOLEAN column: `values[i]` is 0 (false), 1 (true) or 2 (NULL), one byte per row. */
+export class BooleanVector extends RowVector {
+  readonly length: number;
+  constructor(readonly values: Uint8Array) {
+    super();
+    this.length = values.length;
+  }
+  get(i: number): boolean | null {
+    const v = this.values[i];
+    return v === 1 ? true : v === 0 ? false : null;
+  }
+}
+
+/** Any decoded column of one row group: an array-like of values, or a {@link RowVector}. */
+export type ColumnData = ArrayLike<unknown> | RowVector;
 
 /** Row `i` of a column (`undefined` for a column that was not read). */
 export function cell(c: ColumnData | undefined, i: number): unknown {
   if (c === undefined) return undefined;
-  return c instanceof StringVector || c instanceof FixedBytesVector ? c.get(i) : c[i];
+  return c instanceof RowVector ? c.get(i) : c[i];
 }
 
 /** A per-row accessor bound to one column, for hot loops. */
 export function cellReader(c: ColumnData | undefined): (i: number) => unknown {
   if (c === undefined) return () => undefined;
-  if (c instanceof StringVector || c instanceof FixedBytesVector) return (i) => c.get(i);
+  if (c instanceof RowVector) return (i) => c.get(i);
   return (i) => c[i];
 }

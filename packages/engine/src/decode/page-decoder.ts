@@ -566,6 +566,46 @@ function decodePlainStrings(
 }
 
 /**
+ * {@link walkPages} for a flat chunk of `numRows` rows: each data page's body goes to `onData` with the row it starts
+ * at; skipped pages (outside `rows`) only advance the row, their rows left as the output's initial value (a targeted
+ * read never looks at them). Throws unless the pages hold exactly `numRows` values.
+ */
+function walkRows(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  optional: boolean,
+  ledger: Ledger,
+  numRows: number,
+  what: string,
+  onData: (page: PageBody, row: number) => void,
+  rows?: RowRange,
+): void {
+  let row = 0;
+  const advance = (n: number): void => {
+    if (row + n > numRows) throw new Error('more values than rows');
+    row += n;
+  };
+  walkPages(
+    chunk,
+    meta,
+    optional,
+    ledger,
+    false,
+    () => {
+      throw new UnsupportedChunk(`dictionary page in a ${what} chunk`);
+    },
+    (p) => {
+      if (row + p.numValues > numRows) throw new Error('more values than rows');
+      onData(p, row);
+      advance(p.numValues);
+    },
+    rows,
+    advance,
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
+}
+
+/**
  * A FIXED_LEN_BYTE_ARRAY chunk (PLAIN pages, NULLs allowed) into one buffer of `width` bytes per row and a
  * presence byte per row; a NULL row's bytes stay zero. Kept: `numRows × (width + 1)` bytes.
  */
@@ -581,51 +621,33 @@ function decodeFixed(
   ledger.keep(numRows * (width + 1));
   const bytes = new Uint8Array(numRows * width);
   const present = new Uint8Array(numRows);
-  let row = 0;
-  walkPages(
-    chunk,
-    meta,
-    optional,
-    ledger,
-    false,
-    () => {
-      throw new UnsupportedChunk('dictionary page in a fixed-width chunk');
-    },
-    (p) => {
-      if (p.encoding !== 'PLAIN') throw new UnsupportedChunk(`encoding ${p.encoding}`);
-      const n = p.numValues;
-      if (row + n > numRows) throw new Error('more values than rows');
-      const defs = p.defs;
-      const src = p.bytes;
-      let off = p.valuesAt;
-      if (defs === undefined) {
-        if (off + n * width > src.length) throw new Error('page too short for its values');
-        bytes.set(src.subarray(off, off + n * width), row * width);
-        present.fill(1, row, row + n);
-      } else {
-        for (let r = 0; r < n; r++) {
-          if (defs[r] !== 1) continue;
-          if (off + width > src.length) throw new Error('page too short for its values');
-          bytes.set(src.subarray(off, off + width), (row + r) * width);
-          present[row + r] = 1;
-          off += width;
-        }
-      }
-      row += n;
-    },
-    rows,
-    (n) => {
-      if (row + n > numRows) throw new Error('more values than rows');
-      row += n; // NULL: a targeted read never looks at these rows
-    },
-  );
-  if (row !== numRows) throw new Error('fewer values than rows');
+  const onData = (p: PageBody, row: number): void => {
+    if (p.encoding !== 'PLAIN') throw new UnsupportedChunk(`encoding ${p.encoding}`);
+    const n = p.numValues;
+    const defs = p.defs;
+    const src = p.bytes;
+    let off = p.valuesAt;
+    if (defs === undefined) {
+      if (off + n * width > src.length) throw new Error('page too short for its values');
+      bytes.set(src.subarray(off, off + n * width), row * width);
+      present.fill(1, row, row + n);
+      return;
+    }
+    for (let r = 0; r < n; r++) {
+      if (defs[r] !== 1) continue;
+      if (off + width > src.length) throw new Error('page too short for its values');
+      bytes.set(src.subarray(off, off + width), (row + r) * width);
+      present[row + r] = 1;
+      off += width;
+    }
+  };
+  walkRows(chunk, meta, optional, ledger, numRows, 'fixed-width', onData, rows);
   return new FixedBytesVector(width, bytes, present);
 }
 
 /**
- * A BOOLEAN chunk (PLAIN pages: one bit per present value, LSB first; or RLE) into one byte per row: 0, 1, or 2 for NULL
- * and for rows of skipped pages. Kept: `numRows` bytes.
+ * A BOOLEAN chunk (PLAIN pages: one bit per present value, LSB first; or RLE) into one byte per row: 0, 1, or 2
+ * for NULL and for rows of skipped pages. Kept: `numRows` bytes.
  */
 function decodeBooleans(
   chunk: Uint8Array,
@@ -637,54 +659,36 @@ function decodeBooleans(
 ): BooleanVector {
   ledger.keep(numRows);
   const values = new Uint8Array(numRows).fill(2);
-  let row = 0;
-  walkPages(
-    chunk,
-    meta,
-    optional,
-    ledger,
-    false,
-    () => {
-      throw new UnsupportedChunk('dictionary page in a BOOLEAN chunk');
-    },
-    (p) => {
-      const n = p.numValues;
-      if (row + n > numRows) throw new Error('more values than rows');
-      const defs = p.defs;
-      const src = p.bytes;
-      if (p.encoding === 'RLE') {
-        // The RLE/bit-packed hybrid at width 1 after a 4-byte length (hyparquet-writer writes booleans so).
-        const present = presentCount(p);
-        const held = ledger.transient(present);
-        try {
-          const bits = new Uint8Array(present);
-          const r = { view: new DataView(src.buffer, src.byteOffset, src.byteLength), offset: p.valuesAt };
-          readRleBitPackedHybrid(r, 1, bits);
-          let k = 0;
-          for (let i = 0; i < n; i++)
-            if (defs === undefined || defs[i] === 1) values[row + i] = (bits[k++] as number) & 1;
-        } finally {
-          ledger.giveBack(held);
-        }
-      } else if (p.encoding === 'PLAIN') {
-        const at = p.valuesAt;
-        let bit = 0;
-        for (let i = 0; i < n; i++) {
-          if (defs !== undefined && defs[i] !== 1) continue;
-          const byte = at + (bit >> 3);
-          if (byte >= src.length) throw new Error('page too short for its values');
-          values[row + i] = ((src[byte] as number) >> (bit & 7)) & 1;
-          bit++;
-        }
-      } else throw new UnsupportedChunk(`encoding ${p.encoding}`);
-      row += n;
-    },
-    rows,
-    (n) => {
-      if (row + n > numRows) throw new Error('more values than rows');
-      row += n; // NULL: a targeted read never looks at these rows
-    },
-  );
-  if (row !== numRows) throw new Error('fewer values than rows');
+  const onData = (p: PageBody, row: number): void => {
+    const n = p.numValues;
+    const defs = p.defs;
+    const src = p.bytes;
+    if (p.encoding === 'RLE') {
+      // The RLE/bit-packed hybrid at width 1 after a 4-byte length (hyparquet-writer writes booleans so).
+      const present = presentCount(p);
+      const held = ledger.transient(present);
+      try {
+        const bits = new Uint8Array(present);
+        const r = { view: new DataView(src.buffer, src.byteOffset, src.byteLength), offset: p.valuesAt };
+        readRleBitPackedHybrid(r, 1, bits);
+        let k = 0;
+        for (let i = 0; i < n; i++)
+          if (defs === undefined || defs[i] === 1) values[row + i] = (bits[k++] as number) & 1;
+      } finally {
+        ledger.giveBack(held);
+      }
+    } else if (p.encoding === 'PLAIN') {
+      const at = p.valuesAt;
+      let bit = 0;
+      for (let i = 0; i < n; i++) {
+        if (defs !== undefined && defs[i] !== 1) continue;
+        const byte = at + (bit >> 3);
+        if (byte >= src.length) throw new Error('page too short for its values');
+        values[row + i] = ((src[byte] as number) >> (bit & 7)) & 1;
+        bit++;
+      }
+    } else throw new UnsupportedChunk(`encoding ${p.encoding}`);
+  };
+  walkRows(chunk, meta, optional, ledger, numRows, 'BOOLEAN', onData, rows);
   return new BooleanVector(values);
 }

@@ -41,18 +41,18 @@ describe('sink freshness', () => {
   async function fixture(
     name: string,
     exports: number,
-  ): Promise<{ walDir: string; store: ObjectStore; last: WalPosition }> {
+  ): Promise<{ walDir: string; store: ObjectStore; last: WalPosition; positions: WalPosition[] }> {
     const walDir = join(root, name, 'wal');
     const store = createLocalObjectStore({ root: join(root, name, 'store') });
     const wal = await openWal({ dir: walDir, groupCommitMs: 1, segmentBytes: 64 * 1024 * 1024 });
     const rows = sampleRows(exports * 10, { seed: 3, startNs: START_NS });
-    let last: WalPosition | null = null;
+    const positions: WalPosition[] = [];
     for (let i = 0; i < exports; i++) {
       const records = rows.slice(i * 10, (i + 1) * 10).map((r) => r.record);
-      last = await wal.append(encodeWalExport('acme', 'protobuf', encodeLogsProtobuf(records)));
+      positions.push(await wal.append(encodeWalExport('acme', 'protobuf', encodeLogsProtobuf(records))));
     }
     await wal.close();
-    return { walDir, store, last: last! };
+    return { walDir, store, last: positions.at(-1)!, positions };
   }
 
   /** Runs a sink with a manual clock until its first flush, then stops it. */
@@ -96,6 +96,50 @@ describe('sink freshness', () => {
     await running;
     return { flushed, store: s };
   }
+
+  test('a sink that trails a live stream (never reaching the durable position) still flushes at the cadence; the startup replay is not cut', async () => {
+    // 20 exports at startup (replay), then 40 more made durable at once: the sink reads them in one pass, as when
+    // it trails a steady load. The clock moves 100 ms at every reading, so the cadence falls due mid-pass.
+    const f = await fixture('trailing', 60);
+    let clock = 1_000_000;
+    const flushes: Extract<SinkEvent, { type: 'flushed' }>[] = [];
+    let onAll: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (onAll = resolve));
+    const sink = createSinkLoop({
+      settings: {
+        walDir: f.walDir,
+        flushAgeSecs: 3600,
+        flushIntervalMs: 1000,
+        flushBytes: 1 << 30,
+        ceilingBytes: 1 << 30,
+        miner: {},
+        replayTarget: f.positions[19]!,
+      },
+      store: f.store,
+      now: () => (clock += 100),
+      emit: (e) => {
+        if (e.type === 'replayed') sink.durable(f.last);
+        if (e.type === 'flushed') {
+          flushes.push(e);
+          if (flushes.reduce((n, x) => n + x.records, 0) === 600) onAll();
+        }
+      },
+    });
+    const running = sink.run();
+    await all;
+    sink.shutdown(f.last);
+    await running;
+    assert.ok(flushes.length >= 1);
+    assert.ok(
+      flushes[0]!.records >= 200,
+      'the startup replay (20 exports, 2 s and more of the clock) is not cut by the cadence',
+    );
+    const live = flushes.slice(1);
+    assert.ok(
+      live.length >= 2 && live.every((x) => x.trigger === 'interval'),
+      `the 40 live exports are stored at the cadence while the sink reads on: ${JSON.stringify(flushes.map((x) => [x.trigger, x.records]))}`,
+    );
+  });
 
   test('flush_interval_ms flushes the oldest row once it waited that long (trigger interval), long before flush_age_secs, and reports its visibility lag', async () => {
     const { flushed } = await firstFlush('interval', 500);

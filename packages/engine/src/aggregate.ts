@@ -10,6 +10,7 @@ import { toHex } from '@sluice/core';
 import { LOG_COLUMNS } from '@sluice/storage';
 import type { AttrReader } from './attr-value.js';
 import { attrKeyString, attrNumber } from './attr-value.js';
+import { bodyBytesReader } from './body-bytes.js';
 import { isPromotedService, pathColumn } from './fields.js';
 import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
@@ -143,6 +144,7 @@ export class Aggregator {
       const c = cols[pathColumn(stage.path)] ?? [];
       const p = stage.path;
       if (p.kind === 'attr' && !isPromotedService(p)) value = (i) => attrNumber(attrs.lookup(c, i, p.key));
+      else if (p.kind === 'field' && p.name === 'body_bytes') value = bodyBytesReader(c);
       else {
         const at = cellReader(c);
         value = (i) => {

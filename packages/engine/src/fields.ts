@@ -24,6 +24,8 @@ export const FIELD_COLUMN: Readonly<Record<FieldName, string>> = Object.freeze({
   template_id: C.templateId,
   confidence: C.confidence,
   lossy: C.lossyFlag,
+  // Derived: the size of the body column's UTF-8 bytes (aggregations only; body-bytes.ts).
+  body_bytes: C.body,
 });
 
 /** True for `resource.service.name`, which reads the promoted column. */

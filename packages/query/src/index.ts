@@ -48,6 +48,7 @@ export {
   Predicates,
   Queries,
   SCALAR_FIELDS,
+  AGGREGATE_ONLY_FIELDS,
   SEVERITY_NAMES,
   Stages,
   isSeverityName,

@@ -5,7 +5,10 @@
  * creation. Times and u64 integers are `bigint` so nothing above 2^53 is rounded.
  */
 
-/** Scalar fields of the DSL (packages/query/README.md). `severity` is separate because it has its own comparison. */
+/**
+ * Scalar fields of the DSL (packages/query/README.md). `severity` is separate because it has its own comparison.
+ * `body_bytes` is derived (the body's size in UTF-8 bytes) and may only be aggregated: see {@link AGGREGATE_ONLY_FIELDS}.
+ */
 export type ScalarField =
   | 'body'
   | 'ts'
@@ -18,7 +21,8 @@ export type ScalarField =
   | 'service'
   | 'template_id'
   | 'confidence'
-  | 'lossy';
+  | 'lossy'
+  | 'body_bytes';
 
 /** Every field name, `severity` included. */
 export type FieldName = 'severity' | ScalarField;
@@ -37,7 +41,14 @@ export const SCALAR_FIELDS: readonly ScalarField[] = Object.freeze([
   'template_id',
   'confidence',
   'lossy',
+  'body_bytes',
 ]);
+
+/**
+ * Derived fields that exist only as the argument of `sum|min|max|avg(…)`: validation refuses them in comparisons,
+ * string functions, `by` lists, `sort` and `project` (packages/query/README.md, "Derived fields").
+ */
+export const AGGREGATE_ONLY_FIELDS: readonly ScalarField[] = Object.freeze(['body_bytes']);
 
 /** All field names, `severity` first. */
 export const FIELD_NAMES: readonly FieldName[] = Object.freeze(['severity', ...SCALAR_FIELDS]);

@@ -33,8 +33,11 @@ export interface LogqlLogExpr {
   readonly stages: readonly LogqlStage[];
 }
 
-/** The range aggregations Sluice computes. */
-export type LogqlRangeFn = 'count_over_time' | 'rate';
+/**
+ * The range aggregations Sluice computes: record counts, and (`bytes_*`) the sum of `body_bytes`, the line's size
+ * in UTF-8 bytes. The `*_rate` forms divide by the range in seconds.
+ */
+export type LogqlRangeFn = 'count_over_time' | 'rate' | 'bytes_over_time' | 'bytes_rate';
 
 /** `fn(logExpr [range])`. */
 export interface LogqlRangeAgg {

@@ -11,6 +11,7 @@ import type {
   LogqlLogExpr,
   LogqlMatcher,
   LogqlMetricExpr,
+  LogqlRangeFn,
   LogqlStage,
   LogqlVectorAgg,
 } from './logql-ast.js';
@@ -19,10 +20,8 @@ import { lexLogql, parseLogqlDuration, type LogqlToken } from './logql-lexer.js'
 /** Longest LogQL text accepted (bytes of UTF-16), as the DSL's own bound. */
 export const MAX_LOGQL_CHARS = 16 * 1024;
 
-const RANGE_FNS = new Set(['count_over_time', 'rate']);
+const RANGE_FNS = new Set(['count_over_time', 'rate', 'bytes_over_time', 'bytes_rate']);
 const OTHER_RANGE_FNS = new Set([
-  'bytes_over_time',
-  'bytes_rate',
   'avg_over_time',
   'sum_over_time',
   'min_over_time',
@@ -202,7 +201,7 @@ class Parser {
   }
 
   private rangeAgg(): LogqlMetricExpr {
-    const fn = this.next().text as 'count_over_time' | 'rate';
+    const fn = this.next().text as LogqlRangeFn;
     this.expectOp('(', `after ${fn}`);
     if (!this.isOp('{')) throw syntax(`${fn}() takes a log query with a range, at ${this.peek().pos}`);
     const log = this.logExpr();

@@ -8,8 +8,8 @@
 /** `[query, construct named in the refusal]`. */
 export const UNSUPPORTED_LOGQL: readonly (readonly [string, string])[] = [
   ['avg_over_time({app="a"} | unwrap latency [5m])', 'avg_over_time'],
-  ['sum by (app) (bytes_over_time({app="a"}[5m]))', 'bytes_over_time'],
-  ['sum(bytes_rate({app="a"}[5m]))', 'bytes_rate'],
+  ['bytes_over_time({app="a"}[5m])', 'without sum by'],
+  ['count(bytes_rate({app="a"}[5m]))', 'one series per stream'],
   ['quantile_over_time(0.99, {app="a"} | unwrap latency [5m]) by (app)', 'quantile_over_time'],
   ['max_over_time({app="a"} | logfmt | unwrap duration(took) [1m])', 'max_over_time'],
   ['{app="a"} | line_format "{{.msg}}"', 'line_format'],

@@ -118,6 +118,28 @@ describe('LogQL subset: what Grafana sends', () => {
     assert.deepEqual(top.outer, [{ op: 'topk', k: 5, by: [] }]);
   });
 
+  test('bytes_over_time and bytes_rate translate like count_over_time and rate, with sum/count/topk around them', () => {
+    const bytes = plan('sum by (level) (bytes_over_time({service_name="x"} |= "err" [1m]))');
+    assert.equal(bytes.kind, 'metric');
+    if (bytes.kind !== 'metric') return;
+    assert.equal(bytes.fn, 'bytes_over_time');
+    assert.equal(bytes.rangeNs, 60_000_000_000n);
+    assert.equal(printPredicate(bytes.predicate), 'service == "x" and contains(body, "err")');
+    assert.deepEqual(
+      bytes.by.map((b) => [b.label, b.level]),
+      [['level', true]],
+    );
+    const rate = plan('topk(3, sum by (service_name) (bytes_rate({deployment_environment="prod"}[5m])))');
+    assert.equal(rate.kind, 'metric');
+    if (rate.kind !== 'metric') return;
+    assert.equal(rate.fn, 'bytes_rate');
+    assert.equal(rate.rangeNs, 300_000_000_000n);
+    assert.deepEqual(rate.outer, [{ op: 'topk', k: 3, by: [] }]);
+    const counted = plan('count(sum by (service_name) (bytes_over_time({app="a"}[5m])))');
+    assert.equal(counted.kind === 'metric' && counted.fn, 'bytes_over_time');
+    assert.deepEqual(counted.kind === 'metric' && counted.outer, [{ op: 'count', by: [] }]);
+  });
+
   test('| json and | logfmt are accepted (their labels are shown, not filtered), and # comments are ignored', () => {
     const p = plan('{app="a"} | json | logfmt # a comment');
     assert.equal(p.kind, 'logs');

@@ -71,6 +71,10 @@ const PAIRS: readonly [string, string][] = [
     '{"predicate":{"call":"contains","args":["body","timeout"]},"stages":[{"range":{"from":"-1h","to":"now"}}]}',
   ],
   ['drift from -7d to now', '{"drift":{"from":"-7d","to":"now"}}'],
+  [
+    'sum(body_bytes) by severity, bucket(1m)',
+    '{"predicate":{"const":true},"stages":[{"sum":"body_bytes","by":["severity",{"bucket":"1m"}]}]}',
+  ],
 ];
 
 describe('structured JSON equals text for every section 2.4 example', () => {
@@ -125,6 +129,18 @@ describe('structured surface details', () => {
       const r = parseStructuredQuery(v);
       assert.ok(!r.ok, JSON.stringify(v));
       if (!r.ok) assert.match(r.error.message, re);
+    }
+  });
+  test('body_bytes outside sum/min/max/avg is refused in the structured form as in text', () => {
+    const only = /body_bytes \(the body's size in UTF-8 bytes\) can only be aggregated/;
+    for (const v of [
+      { predicate: { field: 'body_bytes', op: '>', value: 10 } },
+      { predicate: { const: true }, stages: [{ count: { by: ['body_bytes'] } }] },
+      { predicate: { const: true }, stages: [{ project: ['body_bytes'] }] },
+    ]) {
+      const r = parseStructuredQuery(v);
+      assert.ok(!r.ok, JSON.stringify(v));
+      if (!r.ok) assert.match(r.error.message, only);
     }
   });
   test('structured nesting deeper than 64 is rejected', () => {

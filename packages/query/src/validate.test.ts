@@ -100,3 +100,26 @@ describe('field typing', () => {
     );
   });
 });
+
+describe('body_bytes: a derived field only sum/min/max/avg take', () => {
+  test('sum, min, max and avg of body_bytes are accepted, with any by-list', () => {
+    accepts('true | sum(body_bytes)');
+    accepts('severity >= warn | sum(body_bytes) by severity, bucket(1m)');
+    for (const fn of ['min', 'max', 'avg']) accepts(`true | ${fn}(body_bytes) by service`);
+  });
+  test('anywhere else it is refused with a message saying it can only be aggregated', () => {
+    const only = /body_bytes \(the body's size in UTF-8 bytes\) can only be aggregated/;
+    rejects('body_bytes > 100', only);
+    rejects('body_bytes == "x"', only);
+    rejects('body_bytes =~ "x"', only);
+    rejects('contains(body_bytes, "x")', only);
+    rejects('true | count by body_bytes', only);
+    rejects('true | sum(attr.n) by body_bytes', only);
+    rejects('true | project ts, body_bytes', only);
+    rejects('true | sort body_bytes desc', only);
+    rejects('true | sum(body_bytes) | sort body_bytes', only);
+  });
+  test('other built-in fields are still refused as aggregation arguments', () => {
+    rejects('true | sum(body)', /needs a promoted attr\. or resource\. path or body_bytes, not the field body/);
+  });
+});

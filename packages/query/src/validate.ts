@@ -9,7 +9,7 @@ import { err, ok } from '@sluice/core';
 import type { QueryError } from './errors.js';
 import { queryError } from './errors.js';
 import type { CompareNode, GroupTerm, LogQuery, Path, Predicate, Query, Stage, StrCallNode } from './ir.js';
-import { FIELD_NAMES } from './ir.js';
+import { AGGREGATE_ONLY_FIELDS, FIELD_NAMES } from './ir.js';
 import type { Span } from './parser.js';
 import { compileLinearRegex } from './regex.js';
 
@@ -20,6 +20,17 @@ const SORT_KEY_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 class Invalid {
   constructor(readonly error: QueryError) {}
+}
+
+/** True for a derived field that only `sum|min|max|avg(…)` may take (`body_bytes`). */
+function aggregateOnly(p: Path): boolean {
+  return p.kind === 'field' && (AGGREGATE_ONLY_FIELDS as readonly string[]).includes(p.name);
+}
+
+/** The refusal of a derived field anywhere but an aggregation's argument. */
+function aggregateOnlyMessage(p: Path, where: string): string {
+  const name = pathName(p);
+  return `${name} (the body's size in UTF-8 bytes) can only be aggregated, as sum(${name}), min, max or avg; not ${where}`;
 }
 
 /** Short form of a path for messages (`attr.key`, even when the key needs bracket form in query text). */
@@ -98,6 +109,7 @@ function checkRegex(node: object, pattern: string, fail: Fail): void {
 function checkCompare(c: CompareNode, fail: Fail): void {
   const v = c.value;
   const name = pathName(c.path);
+  if (aggregateOnly(c.path)) fail(c, aggregateOnlyMessage(c.path, 'compared'));
   const isRegex = c.op === '=~' || c.op === '!~';
   if (v.kind === 'null') fail(c, `${name} cannot be compared with null; a missing field never matches`);
   const isText = c.path.kind === 'attr' || TEXT_FIELDS.includes(c.path.name);
@@ -160,6 +172,7 @@ function checkCompare(c: CompareNode, fail: Fail): void {
 }
 
 function checkStrCall(c: StrCallNode, fail: Fail): void {
+  if (aggregateOnly(c.path)) fail(c, aggregateOnlyMessage(c.path, `in ${c.fn}()`));
   if (c.path.kind === 'field' && !TEXT_FIELDS.includes(c.path.name)) {
     fail(c, `${c.fn}() applies to text: body, scope, event_name, service or an attribute, not ${c.path.name}`);
   }
@@ -214,13 +227,15 @@ function checkStages(q: LogQuery, fail: Fail): void {
         checkGroupTerms(q, s.by, fail);
         break;
       case 'aggregate':
-        if (s.path.kind !== 'attr') {
-          fail(s, `${s.fn}() needs a promoted attr. or resource. path, not the field ${s.path.name}`);
+        if (s.path.kind !== 'attr' && !aggregateOnly(s.path)) {
+          fail(s, `${s.fn}() needs a promoted attr. or resource. path or body_bytes, not the field ${s.path.name}`);
         }
         checkGroupTerms(q, s.by, fail);
         break;
       case 'sort': {
-        const allowed = new Set<string>(FIELD_NAMES);
+        const derived = FIELD_NAMES.find((n) => n === s.key && aggregateOnly({ kind: 'field', name: n }));
+        if (derived !== undefined) fail(s, aggregateOnlyMessage({ kind: 'field', name: derived }, 'sorted by'));
+        const allowed = new Set<string>(FIELD_NAMES.filter((n) => !aggregateOnly({ kind: 'field', name: n })));
         if (agg?.kind === 'count') allowed.add('count');
         if (agg?.kind === 'aggregate') {
           allowed.add('value');
@@ -236,6 +251,7 @@ function checkStages(q: LogQuery, fail: Fail): void {
       }
       case 'project':
         if (s.paths.length === 0) fail(s, 'project needs at least one field');
+        for (const p of s.paths) if (aggregateOnly(p)) fail(s, aggregateOnlyMessage(p, 'projected'));
         if (agg) fail(s, 'project cannot be combined with an aggregation (aggregations return groups, not records)');
         break;
       case 'render':
@@ -249,6 +265,7 @@ function checkGroupTerms(q: LogQuery, by: readonly GroupTerm[], fail: Fail): voi
   let buckets = 0;
   const params = new Set<number>();
   for (const t of by) {
+    if (t.kind === 'path' && aggregateOnly(t.path)) fail(t, aggregateOnlyMessage(t.path, 'grouped by'));
     if (t.kind === 'bucket') {
       if (t.widthNs <= 0n) fail(t, 'bucket() needs a width greater than 0');
       if (++buckets > 1) fail(t, 'a by-list takes at most one bucket()');

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { JsonValue } from '@sluice/core';
+import type { JsonValue, LogRecord } from '@sluice/core';
 import { UNSUPPORTED_LOGQL } from '@sluice/query';
 import { big, field, postQuery } from '../helpers/query-client.js';
 import { CORPUS_BASE_NS, CORPUS_END_NS, corpusRecords, exportRecords } from '../helpers/query-corpus.js';
@@ -20,6 +20,9 @@ import { openWebSocket } from '../helpers/websocket-client.js';
 
 const TENANT = 'grafana';
 const N = 900;
+/** A second tenant whose bodies are multi-byte UTF-8 or empty, for bytes_over_time / bytes_rate. */
+const UTF8_TENANT = 'grafana-utf8';
+const N_UTF8 = 360;
 const S = CORPUS_BASE_NS;
 const E = CORPUS_END_NS;
 const RANGE_DSL = 'range(2026-03-01T10:00:00Z, 2026-03-01T13:00:00Z)';
@@ -27,6 +30,16 @@ const MIN = 60_000_000_000n;
 
 const LEVELS = ['unknown', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const levelOf = (sev: number): string => (sev < 1 || sev > 24 ? 'unknown' : LEVELS[Math.floor((sev - 1) / 4) + 1]!);
+
+/** The corpus with a quarter of the bodies empty and half of them multi-byte (2-, 3- and 4-byte characters). */
+function utf8Records(): LogRecord[] {
+  return corpusRecords(1, N_UTF8).map((r, i) => {
+    const text = r.body?.kind === 'string' ? r.body.value : '';
+    const value =
+      i % 4 === 0 ? '' : i % 4 === 1 ? `héllo wörld 日本語 🚀 ${text}` : i % 4 === 2 ? '😀'.repeat(i % 9) : text;
+    return { ...r, body: { kind: 'string', value } };
+  });
+}
 
 interface LokiAnswer {
   readonly status: number;
@@ -75,7 +88,8 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
     );
     await server.waitReady();
     await exportRecords(server.otlpHttpUrl, TENANT, corpusRecords(0, N));
-    await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, N);
+    await exportRecords(server.otlpHttpUrl, UTF8_TENANT, utf8Records());
+    await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, N + N_UTF8);
   });
   after(async () => {
     if (server.child.exitCode === null) await server.stop();
@@ -269,6 +283,82 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
       step: '300000ms',
     });
     assert.deepEqual(unaligned.json.data.result, r.json.data.result);
+  });
+
+  test("a sum by (level) (bytes_over_time(…[1m])) graph equals the UTF-8 byte sums of /v1/query's records; bytes_rate divides by the range", async () => {
+    const utf8 = { 'X-Scope-OrgID': UTF8_TENANT };
+    const records = await postQuery(
+      server.queryUrl!,
+      UTF8_TENANT,
+      `resource["deployment.environment"] == "prod" | ${RANGE_DSL} | limit 10000`,
+    );
+    assert.equal(records.status, 200, records.text);
+    const rows = (field(records.json, 'records') as JsonValue[]).map((rec) => {
+      const body = field(rec, 'body');
+      const line = body === undefined ? '' : String(field(body, 'line'));
+      return {
+        ns: big(field(rec, 'time_unix_nano')),
+        level: levelOf(Number(field(rec, 'severity_number'))),
+        bytes: Buffer.byteLength(line, 'utf8'),
+        chars: line.length,
+      };
+    });
+    assert.ok(rows.length > 100, `records: ${rows.length}`);
+    assert.ok(rows.some((r) => r.bytes > r.chars) && rows.some((r) => r.bytes === 0), 'multi-byte and empty lines');
+    // Loki's value at t: the bytes of the records in [t − 1m, t); a window without records has no point.
+    const expected = new Map<string, Map<number, number>>();
+    for (let t = S; t <= E; t += MIN) {
+      const sums = new Map<string, { n: number; bytes: number }>();
+      for (const r of rows) {
+        if (r.ns < t - MIN || r.ns >= t) continue;
+        const g = sums.get(r.level) ?? { n: 0, bytes: 0 };
+        g.n++;
+        g.bytes += r.bytes;
+        sums.set(r.level, g);
+      }
+      for (const [level, g] of sums) {
+        const points = expected.get(level) ?? new Map<number, number>();
+        points.set(Number(t / 1_000_000_000n), g.bytes);
+        expected.set(level, points);
+      }
+    }
+    const over = await loki(
+      '/query_range',
+      {
+        direction: 'backward',
+        end: E,
+        query: 'sum by (level) (bytes_over_time({deployment_environment="prod"}[1m]))',
+        start: S,
+        step: '60000ms',
+      },
+      utf8,
+    );
+    const got = matrixOf(over, 'level');
+    assert.ok(got.size >= 4, `levels: ${[...got.keys()].join(',')}`);
+    assert.ok(
+      [...got.values()].some((points) => [...points.values()].includes(0)),
+      'a window of empty lines is 0',
+    );
+    assert.deepEqual(got, expected);
+    const rate = await loki(
+      '/query_range',
+      {
+        direction: 'backward',
+        end: E,
+        query: 'sum by (level) (bytes_rate({deployment_environment="prod"}[1m]))',
+        start: S,
+        step: '60000ms',
+      },
+      utf8,
+    );
+    const perSecond = matrixOf(rate, 'level');
+    assert.deepEqual([...perSecond.keys()].sort(), [...expected.keys()].sort());
+    for (const [level, points] of expected) {
+      const gotPoints = perSecond.get(level)!;
+      assert.deepEqual([...gotPoints.keys()], [...points.keys()], level);
+      for (const [t, bytes] of points)
+        assert.ok(Math.abs(gotPoints.get(t)! - bytes / 60) < 1e-9 * (1 + bytes), `${level} ${t}`);
+    }
   });
 
   test('Logs Drilldown: service volume, patterns from mined templates, detected fields and labels', async () => {

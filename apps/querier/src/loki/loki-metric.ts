@@ -10,6 +10,10 @@
  * differences. An instant query (one point) needs no bucket. A grouping label that a record may lack (all but
  * `level`) drops that record from the engine's groups (`rows_excluded`); when some were dropped, a second count
  * without that label recovers them as the series without it, as Loki has them.
+ *
+ * `bytes_over_time` / `bytes_rate` run the same shape as `sum(body_bytes) by <labels>, bucket(g)`: each group's
+ * count says whether the window has records (a window of empty lines is 0 bytes, not absent, as in Loki) and its
+ * value is the byte sum.
  */
 import type { Result } from '@sluice/core';
 import {
@@ -18,7 +22,9 @@ import {
   type LogQuery,
   type LokiGroupLabel,
   type LokiOuterAgg,
+  type LogqlRangeFn,
   type Predicate,
+  type Stage,
 } from '@sluice/query';
 import type { JsonValue } from '@sluice/core';
 import type { LokiFailure } from './loki-error.js';
@@ -39,7 +45,7 @@ export interface LokiSeries {
 /** What to evaluate. */
 export interface MetricSpec {
   readonly predicate: Predicate;
-  readonly fn: 'count_over_time' | 'rate';
+  readonly fn: LogqlRangeFn;
   readonly rangeNs: bigint;
   readonly by: readonly LokiGroupLabel[];
   readonly outer: readonly LokiOuterAgg[];
@@ -89,10 +95,13 @@ const range = (fromNs: bigint, toNs: bigint) =>
   }) as const;
 
 interface Counted {
-  /** Group key (the by-labels' values, then the bucket start when bucketed) → count. */
-  readonly groups: { readonly key: readonly string[]; readonly count: number }[];
+  /** Group key (the by-labels' values, then the bucket start when bucketed) → count, and body bytes when summed. */
+  readonly groups: { readonly key: readonly string[]; readonly count: number; readonly bytes: number }[];
   readonly excluded: number;
 }
+
+/** True for the range functions over line sizes rather than line counts. */
+const isBytes = (fn: LogqlRangeFn): boolean => fn === 'bytes_over_time' || fn === 'bytes_rate';
 
 async function count(
   ctx: LokiRunContext,
@@ -100,8 +109,12 @@ async function count(
   terms: readonly GroupTerm[],
   fromNs: bigint,
   toNs: bigint,
+  bytes: boolean,
 ): Promise<Result<Counted, LokiFailure>> {
-  const query: LogQuery = { kind: 'logs', predicate, stages: [range(fromNs, toNs), { kind: 'count', by: terms }] };
+  const stage: Stage = bytes
+    ? { kind: 'aggregate', fn: 'sum', path: { kind: 'field', name: 'body_bytes' }, by: terms }
+    : { kind: 'count', by: terms };
+  const query: LogQuery = { kind: 'logs', predicate, stages: [range(fromNs, toNs), stage] };
   const r = await runLokiQuery(ctx, query);
   if (!r.ok) return r;
   const agg = r.value['aggregate'];
@@ -109,16 +122,20 @@ async function count(
   if (Array.isArray(agg)) {
     for (const g of agg as JsonValue[]) {
       const o = g as JsonObject;
-      groups.push({ key: (o['key'] as string[]) ?? [], count: Number(o['count'] ?? 0) });
+      groups.push({
+        key: (o['key'] as string[]) ?? [],
+        count: Number(o['count'] ?? 0),
+        bytes: Number(o['value'] ?? 0),
+      });
     }
   }
   return { ok: true, value: { groups, excluded: statsOf(r.value)['rows_excluded'] ?? 0 } };
 }
 
-/** Per series (labels of `by`) the count per bucket index (or index 0 unbucketed). */
-type Buckets = Map<string, { labels: Record<string, string>; counts: Map<number, number> }>;
+/** Per series (labels of `by`) the count and the body bytes per bucket index (or index 0 unbucketed). */
+type Buckets = Map<string, { labels: Record<string, string>; counts: Map<number, number>; bytes: Map<number, number> }>;
 
-function add(into: Buckets, labels: Record<string, string>, bucket: number, n: number): void {
+function add(into: Buckets, labels: Record<string, string>, bucket: number, n: number, bytes: number): void {
   const key = JSON.stringify(
     Object.keys(labels)
       .sort()
@@ -126,10 +143,11 @@ function add(into: Buckets, labels: Record<string, string>, bucket: number, n: n
   );
   let s = into.get(key);
   if (s === undefined) {
-    s = { labels, counts: new Map() };
+    s = { labels, counts: new Map(), bytes: new Map() };
     into.set(key, s);
   }
   s.counts.set(bucket, (s.counts.get(bucket) ?? 0) + n);
+  s.bytes.set(bucket, (s.bytes.get(bucket) ?? 0) + bytes);
 }
 
 function labelsOfKey(by: readonly LokiGroupLabel[], key: readonly string[]): Record<string, string> {
@@ -169,31 +187,34 @@ export async function evaluateMetric(
     const t = parseLokiTime('bucket', key[key.length - 1] ?? '', 0n);
     return t.ok ? Number((t.value - baseNs) / g) : null;
   };
-  const main = await count(ctx, spec.predicate, [...terms, ...bucketTerm], baseNs, endNs);
+  const bytes = isBytes(spec.fn);
+  const main = await count(ctx, spec.predicate, [...terms, ...bucketTerm], baseNs, endNs, bytes);
   if (!main.ok) return main;
   const series: Buckets = new Map();
   for (const grp of main.value.groups) {
     const b = bucketIndex(grp.key);
-    if (b !== null) add(series, labelsOfKey(spec.by, grp.key), b, grp.count);
+    if (b !== null) add(series, labelsOfKey(spec.by, grp.key), b, grp.count, grp.bytes);
   }
   const nullable = spec.by.findIndex((b) => b.nullable);
   if (nullable >= 0 && main.value.excluded > 0) {
     // The records without the nullable label: all records minus those the first count grouped.
     const kept = spec.by.filter((_, i) => i !== nullable);
-    const all = await count(ctx, spec.predicate, [...kept.map((b) => b.term), ...bucketTerm], baseNs, endNs);
+    const all = await count(ctx, spec.predicate, [...kept.map((b) => b.term), ...bucketTerm], baseNs, endNs, bytes);
     if (!all.ok) return all;
     const rest: Buckets = new Map();
     for (const grp of all.value.groups) {
       const b = bucketIndex(grp.key);
-      if (b !== null) add(rest, labelsOfKey(kept, grp.key), b, grp.count);
+      if (b !== null) add(rest, labelsOfKey(kept, grp.key), b, grp.count, grp.bytes);
     }
     for (const grp of main.value.groups) {
       const b = bucketIndex(grp.key);
       const labels = labelsOfKey(spec.by, grp.key);
       delete labels[spec.by[nullable]!.label];
-      if (b !== null) add(rest, labels, b, -grp.count);
+      if (b !== null) add(rest, labels, b, -grp.count, -grp.bytes);
     }
-    for (const s of rest.values()) for (const [b, n] of s.counts) if (n > 0) add(series, s.labels, b, n);
+    for (const s of rest.values()) {
+      for (const [b, n] of s.counts) if (n > 0) add(series, s.labels, b, n, s.bytes.get(b) ?? 0);
+    }
   }
   const bucketsPerStep = bucketed ? Number(points.stepNs / g) : 0;
   const bucketsPerRange = bucketed ? Number(rangeNs / g) : 1;
@@ -205,8 +226,14 @@ export async function evaluateMetric(
       // Point i covers buckets [i·step/g, i·step/g + r/g): the bucket index counts from start − r.
       const first = i * bucketsPerStep;
       let n = 0;
-      for (let b = first; b < first + bucketsPerRange; b++) n += s.counts.get(b) ?? 0;
-      values.push(n === 0 ? null : spec.fn === 'rate' ? n / seconds : n);
+      let size = 0;
+      for (let b = first; b < first + bucketsPerRange; b++) {
+        n += s.counts.get(b) ?? 0;
+        size += s.bytes.get(b) ?? 0;
+      }
+      // A window with no records has no point; one whose lines are all empty is 0 bytes.
+      const v = bytes ? size : n;
+      values.push(n === 0 ? null : spec.fn === 'rate' || spec.fn === 'bytes_rate' ? v / seconds : v);
     }
     if (values.some((v) => v !== null)) out.push({ labels: s.labels, values });
   }

@@ -115,6 +115,45 @@ describe('Loki routes over the query service', () => {
     assert.deepEqual(JSON.parse(r.text).data.result, []);
   });
 
+  test('bytes_over_time runs as sum(body_bytes); records without the label are recovered with their bytes, a window of empty lines is 0', async () => {
+    reset([
+      {
+        rows: 5,
+        stats: { rows_excluded: 3 },
+        records: [],
+        aggregate: [{ key: ['x', '2026-03-01T10:00:00Z'], count: 2, value: 30 }],
+      },
+      {
+        rows: 5,
+        stats: {},
+        records: [],
+        aggregate: [
+          { key: ['2026-03-01T10:00:00Z'], count: 3, value: 30 },
+          { key: ['2026-03-01T11:00:00Z'], count: 2, value: 12 },
+        ],
+      },
+    ]);
+    const r = await get(
+      '/loki/api/v1/query_range',
+      { query: 'sum by (app) (bytes_over_time({env="prod"}[1h]))', ...RANGE, step: '3600s' },
+      { 'X-Scope-OrgID': 'acme' },
+    );
+    assert.equal(r.status, 200, r.text);
+    const printed = calls.map((c) => (c.job.kind === 'query' ? printQuery(c.job.query) : c.job.kind));
+    assert.deepEqual(printed, [
+      'resource.env == "prod" | range(2026-03-01T09:00:00Z, 2026-03-01T13:00:00Z) | sum(body_bytes) by resource.app, bucket(1h)',
+      'resource.env == "prod" | range(2026-03-01T09:00:00Z, 2026-03-01T13:00:00Z) | sum(body_bytes) by bucket(1h)',
+    ]);
+    const result = JSON.parse(r.text).data.result as { metric: Record<string, string>; values: [number, string][] }[];
+    const byApp = new Map(result.map((s) => [JSON.stringify(s.metric), s.values]));
+    assert.deepEqual(byApp.get('{"app":"x"}'), [[1772362800, '30']]);
+    // The record without `app` in the 10:00 bucket had an empty line: present with 0 bytes, not absent.
+    assert.deepEqual(byApp.get('{}'), [
+      [1772362800, '0'],
+      [1772366400, '12'],
+    ]);
+  });
+
   test('a POST with a form body is read like the query string (Loki accepts both)', async () => {
     reset();
     const res = await fetch(new URL('/loki/api/v1/query_range', url), {

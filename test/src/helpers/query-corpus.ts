@@ -31,6 +31,29 @@ function body(i: number): string {
   }
 }
 
+/**
+ * {@link corpusRecords} with bodies for byte-size queries (`body_bytes`, `bytes_over_time`): of every eight, two
+ * empty, one absent, three with 2-, 3- and 4-byte UTF-8 characters, two as they were.
+ */
+export function utf8CorpusRecords(tenantIndex: number, n: number): LogRecord[] {
+  return corpusRecords(tenantIndex, n).map((r, i) => {
+    const text = r.body?.kind === 'string' ? r.body.value : '';
+    const k = i % 8;
+    if (k === 7) return { ...r, body: null };
+    const value =
+      k === 0 || k === 4
+        ? ''
+        : k === 1
+          ? `héllo wörld 日本語 🚀 ${text}`
+          : k === 2
+            ? '😀'.repeat(1 + (i % 9))
+            : k === 3
+              ? `ünïcödé ${text}`
+              : text;
+    return { ...r, body: { kind: 'string', value } };
+  });
+}
+
 /** The records of one tenant: `n` of them, `tenantIndex` keeps their times disjoint from other tenants'. */
 export function corpusRecords(tenantIndex: number, n: number): LogRecord[] {
   const scope: ScopeInfo = {

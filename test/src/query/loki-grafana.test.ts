@@ -9,10 +9,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { JsonValue, LogRecord } from '@sluice/core';
+import type { JsonValue } from '@sluice/core';
 import { UNSUPPORTED_LOGQL } from '@sluice/query';
 import { big, field, postQuery } from '../helpers/query-client.js';
-import { CORPUS_BASE_NS, CORPUS_END_NS, corpusRecords, exportRecords } from '../helpers/query-corpus.js';
+import {
+  CORPUS_BASE_NS,
+  CORPUS_END_NS,
+  corpusRecords,
+  exportRecords,
+  utf8CorpusRecords,
+} from '../helpers/query-corpus.js';
 import { waitForStoredRows } from '../helpers/read-store.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
@@ -30,16 +36,6 @@ const MIN = 60_000_000_000n;
 
 const LEVELS = ['unknown', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const levelOf = (sev: number): string => (sev < 1 || sev > 24 ? 'unknown' : LEVELS[Math.floor((sev - 1) / 4) + 1]!);
-
-/** The corpus with a quarter of the bodies empty and half of them multi-byte (2-, 3- and 4-byte characters). */
-function utf8Records(): LogRecord[] {
-  return corpusRecords(1, N_UTF8).map((r, i) => {
-    const text = r.body?.kind === 'string' ? r.body.value : '';
-    const value =
-      i % 4 === 0 ? '' : i % 4 === 1 ? `héllo wörld 日本語 🚀 ${text}` : i % 4 === 2 ? '😀'.repeat(i % 9) : text;
-    return { ...r, body: { kind: 'string', value } };
-  });
-}
 
 interface LokiAnswer {
   readonly status: number;
@@ -88,7 +84,7 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
     );
     await server.waitReady();
     await exportRecords(server.otlpHttpUrl, TENANT, corpusRecords(0, N));
-    await exportRecords(server.otlpHttpUrl, UTF8_TENANT, utf8Records());
+    await exportRecords(server.otlpHttpUrl, UTF8_TENANT, utf8CorpusRecords(1, N_UTF8));
     await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, N + N_UTF8);
   });
   after(async () => {

@@ -9,13 +9,15 @@ import { join } from 'node:path';
 import { toHex } from '@sluice/core';
 import type { JsonValue } from '@sluice/core';
 import { big, field, postQuery } from '../helpers/query-client.js';
-import { corpusRecords, exportRecords } from '../helpers/query-corpus.js';
+import { corpusRecords, exportRecords, utf8CorpusRecords } from '../helpers/query-corpus.js';
 import { waitForStoredRows, type StoredRowView } from '../helpers/read-store.js';
 import { spawnSluice, tempDir, type SluiceProcess } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 
 const TENANTS = ['acme', 'acme2', 'beta'];
 const PER_TENANT = 900;
+/** A tenant whose bodies are empty, absent or multi-byte UTF-8 (utf8CorpusRecords), for body_bytes. */
+const UTF8_TENANT = 'utf8';
 const RANGE = 'range(2026-03-01T10:00:00Z, 2026-03-01T13:00:00Z)';
 
 type Row = StoredRowView;
@@ -75,10 +77,12 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
     url = server.queryUrl!;
     for (const [i, tenant] of TENANTS.entries())
       await exportRecords(server.otlpHttpUrl, tenant, corpusRecords(i, PER_TENANT));
+    await exportRecords(server.otlpHttpUrl, UTF8_TENANT, utf8CorpusRecords(TENANTS.length, PER_TENANT));
     // Wait for the sink to publish everything (age flush), reading storage outside the query path.
-    const all = await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, TENANTS.length * PER_TENANT);
-    assert.equal(all.length, TENANTS.length * PER_TENANT);
-    for (const t of TENANTS)
+    const total = (TENANTS.length + 1) * PER_TENANT;
+    const all = await waitForStoredRows({ backend: 'local', root: join(dir, 'data') }, total);
+    assert.equal(all.length, total);
+    for (const t of [...TENANTS, UTF8_TENANT])
       rowsOf.set(
         t,
         all.filter((r) => r.tenantId === t),
@@ -240,6 +244,63 @@ describe('query oracle: /v1/query agrees with a naive evaluation of the same sto
           `${fn} ${svc}: ${value} vs ${expected}`,
         );
       }
+    }
+  });
+
+  test('sum/min/max/avg(body_bytes) by service and by severity, bucket(5m) count UTF-8 bytes; empty and absent bodies add 0', async () => {
+    const rows = rowsOf.get(UTF8_TENANT)!;
+    // The oracle's size: the stored body's UTF-8 bytes (a string body's text; none here is structured).
+    const size = (r: Row): number => Buffer.byteLength(bodyText(r), 'utf8');
+    assert.ok(
+      rows.some((r) => r.record.body === null) && rows.some((r) => bodyText(r) === '' && r.record.body !== null),
+    );
+    assert.ok(
+      rows.some((r) => size(r) > bodyText(r).length),
+      'multi-byte bodies',
+    );
+    for (const fn of ['sum', 'min', 'max', 'avg'] as const) {
+      const got = aggregate((await postQuery(url, UTF8_TENANT, `true | ${RANGE} | ${fn}(body_bytes) by service`)).json);
+      for (const svc of ['checkout', 'payments', 'search']) {
+        const sizes = rows.filter((r) => service(r) === svc).map(size);
+        const expected =
+          fn === 'sum'
+            ? sizes.reduce((a, b) => a + b, 0)
+            : fn === 'min'
+              ? Math.min(...sizes)
+              : fn === 'max'
+                ? Math.max(...sizes)
+                : sizes.reduce((a, b) => a + b, 0) / sizes.length;
+        assert.equal(Number(field(got.get(JSON.stringify([svc])), 'value')), expected, `${fn} ${svc}`);
+      }
+    }
+    const bucketed = aggregate(
+      (await postQuery(url, UTF8_TENANT, `true | ${RANGE} | sum(body_bytes) by severity, bucket(5m)`)).json,
+    );
+    const expected = new Map<string, { count: number; bytes: number }>();
+    for (const r of rows) {
+      const k = JSON.stringify([String(sev(r)), bucketStart(r.record.timeUnixNano, 300_000_000_000n)]);
+      const g = expected.get(k) ?? { count: 0, bytes: 0 };
+      g.count++;
+      g.bytes += size(r);
+      expected.set(k, g);
+    }
+    assert.equal(bucketed.size, expected.size);
+    for (const [k, g] of expected) {
+      assert.equal(Number(field(bucketed.get(k), 'count')), g.count, k);
+      assert.equal(Number(field(bucketed.get(k), 'value')), g.bytes, k);
+    }
+  });
+
+  test('body_bytes anywhere but sum/min/max/avg is a 400 invalid_query saying it can only be aggregated', async () => {
+    for (const q of [
+      'body_bytes > 10',
+      `true | ${RANGE} | count by body_bytes`,
+      `true | ${RANGE} | project body_bytes`,
+    ]) {
+      const r = await postQuery(url, UTF8_TENANT, q);
+      assert.equal(r.status, 400, q);
+      assert.equal(field(field(r.json, 'error'), 'kind'), 'invalid_query');
+      assert.match(String(field(field(r.json, 'error'), 'message')), /body_bytes .* can only be aggregated/);
     }
   });
 

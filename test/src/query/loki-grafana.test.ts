@@ -282,7 +282,6 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
   });
 
   test("a sum by (level) (bytes_over_time(…[1m])) graph equals the UTF-8 byte sums of /v1/query's records; bytes_rate divides by the range", async () => {
-    const utf8 = { 'X-Scope-OrgID': UTF8_TENANT };
     const records = await postQuery(
       server.queryUrl!,
       UTF8_TENANT,
@@ -318,36 +317,30 @@ describe('Grafana Loki datasource against a real sluice serve', () => {
         expected.set(level, points);
       }
     }
-    const over = await loki(
-      '/query_range',
-      {
-        direction: 'backward',
-        end: E,
-        query: 'sum by (level) (bytes_over_time({deployment_environment="prod"}[1m]))',
-        start: S,
-        step: '60000ms',
-      },
-      utf8,
-    );
-    const got = matrixOf(over, 'level');
+    /** The graph Grafana draws for `fn`: one point a minute over the corpus. */
+    const graph = async (fn: string): Promise<Map<string, Map<number, number>>> =>
+      matrixOf(
+        await loki(
+          '/query_range',
+          {
+            direction: 'backward',
+            end: E,
+            query: `sum by (level) (${fn}({deployment_environment="prod"}[1m]))`,
+            start: S,
+            step: '60000ms',
+          },
+          { 'X-Scope-OrgID': UTF8_TENANT },
+        ),
+        'level',
+      );
+    const got = await graph('bytes_over_time');
     assert.ok(got.size >= 4, `levels: ${[...got.keys()].join(',')}`);
     assert.ok(
       [...got.values()].some((points) => [...points.values()].includes(0)),
       'a window of empty lines is 0',
     );
     assert.deepEqual(got, expected);
-    const rate = await loki(
-      '/query_range',
-      {
-        direction: 'backward',
-        end: E,
-        query: 'sum by (level) (bytes_rate({deployment_environment="prod"}[1m]))',
-        start: S,
-        step: '60000ms',
-      },
-      utf8,
-    );
-    const perSecond = matrixOf(rate, 'level');
+    const perSecond = await graph('bytes_rate');
     assert.deepEqual([...perSecond.keys()].sort(), [...expected.keys()].sort());
     for (const [level, points] of expected) {
       const gotPoints = perSecond.get(level)!;

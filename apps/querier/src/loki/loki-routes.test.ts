@@ -154,6 +154,23 @@ describe('Loki routes over the query service', () => {
     ]);
   });
 
+  test('an instant sum(bytes_rate(…[5m])) is one unbucketed sum(body_bytes) over the range, divided by its seconds', async () => {
+    reset([{ rows: 4, stats: {}, records: [], aggregate: [{ key: [], count: 4, value: 600 }] }]);
+    const r = await get(
+      '/loki/api/v1/query',
+      { query: 'sum(bytes_rate({env="prod"}[5m]))', time: '1772370000' },
+      { 'X-Scope-OrgID': 'acme' },
+    );
+    assert.equal(r.status, 200, r.text);
+    const job = calls[0]!.job;
+    assert.equal(
+      job.kind === 'query' && printQuery(job.query),
+      'resource.env == "prod" | range(2026-03-01T12:55:00Z, 2026-03-01T13:00:00Z) | sum(body_bytes)',
+    );
+    const result = JSON.parse(r.text).data.result as { metric: Record<string, string>; value: [number, string] }[];
+    assert.deepEqual(result, [{ metric: {}, value: [1772370000, '2'] }]);
+  });
+
   test('a POST with a form body is read like the query string (Loki accepts both)', async () => {
     reset();
     const res = await fetch(new URL('/loki/api/v1/query_range', url), {

@@ -110,7 +110,11 @@ export async function spawnSluice(
       options.startTimeoutMs ?? START_TIMEOUT_MS,
     ).unref();
   });
-  const addresses = await started;
+  // A start that fails (timed out, or bad logs) must not leave the process behind to load the rest of the suite.
+  const addresses = await started.catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
   const otlpHttpUrl = addresses.http === '' ? '' : `http://${addresses.http}`;
   const probeUrl = otlpHttpUrl !== '' ? otlpHttpUrl : (queryUrl ?? '');
   return {

@@ -10,6 +10,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
+import type { StatusBody } from '@sluice/console';
 import type { AccessGate, AccessRefusal } from '@sluice/edge';
 
 /** The figures of {@link registerStatusRoute}, read at each request. */
@@ -37,17 +38,6 @@ export interface StatusRouteOptions {
   readonly features: { readonly mcp: boolean; readonly tail: boolean };
   /** Whether `tenancy.default_tenant` is set (a request may omit the tenant header); its name is not given. */
   readonly defaultTenantSet: boolean;
-}
-
-/** The JSON body of `GET /v1/status` (snake_case, like every other answer of the listener). */
-export interface StatusBody {
-  readonly version: string;
-  readonly pool: { readonly reserved_bytes: number; readonly footer_cache_bytes: number; readonly limit_bytes: number };
-  readonly queue: { readonly depth: number; readonly in_flight: number };
-  readonly tails: { readonly open: number };
-  readonly tenancy: { readonly header: string; readonly default_tenant_set: boolean };
-  readonly auth: { readonly enabled: boolean };
-  readonly features: { readonly mcp: boolean; readonly tail: boolean };
 }
 
 /** Builds the status body from the figures now. */

@@ -4,6 +4,8 @@
  * header (the name `/v1/status` reports, `tenancy.header`) when a tenant is chosen, and the bearer token when one
  * is entered. Failures are values, carrying the server's error object as it is.
  */
+// Types only, so the served module never loads it: the declaration the Node build of this package emits.
+import type { StatusBody } from '../dist/status-body.js';
 
 /** The error object of every failed call (`{"error": {...}}`, docs/rejections.md). */
 export interface ApiError {
@@ -25,16 +27,8 @@ export interface ApiFailure {
 
 export type ApiResult<T> = { readonly ok: true; readonly value: T } | ApiFailure;
 
-/** `GET /v1/status`. */
-export interface StatusBody {
-  readonly version: string;
-  readonly pool: { readonly reserved_bytes: number; readonly footer_cache_bytes: number; readonly limit_bytes: number };
-  readonly queue: { readonly depth: number; readonly in_flight: number };
-  readonly tails: { readonly open: number };
-  readonly tenancy: { readonly header: string; readonly default_tenant_set: boolean };
-  readonly auth: { readonly enabled: boolean };
-  readonly features: { readonly mcp: boolean; readonly tail: boolean };
-}
+/** `GET /v1/status`: the type the querier sends it with. */
+export type { StatusBody };
 
 /** One OTLP-style attribute of a record. */
 export interface KeyValue {

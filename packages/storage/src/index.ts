@@ -82,7 +82,13 @@ export {
   serviceNameOf,
 } from './log-parquet-writer.js';
 export type { ColumnarLogsWriter } from './columnar/columnar-logs-writer.js';
-export { createColumnarLogsWriter, encodeLogsParquetColumnar } from './columnar/columnar-logs-writer.js';
+export {
+  createColumnarLogsWriter,
+  encodeLogRowBuffer,
+  encodeLogsParquetColumnar,
+} from './columnar/columnar-logs-writer.js';
+export type { LogRowBuffer } from './columnar/log-row-buffer.js';
+export { createLogRowBuffer } from './columnar/log-row-buffer.js';
 export type { ByteRangeSource, CountingSource } from './byte-range-source.js';
 export { countingSource, sourceFromBytes, sourceFromStore } from './byte-range-source.js';
 export type {

@@ -42,9 +42,10 @@ export class ByteArrayBuilder {
   private entries = 0;
   private indices: Int32Array;
 
-  constructor(capacity: number, dictionary: boolean) {
+  /** `plainBytes`: the PLAIN buffer's first size, when the caller knows it (default 64 bytes a value). */
+  constructor(capacity: number, dictionary: boolean, plainBytes = capacity * 64) {
     this.dict = dictionary ? new Map() : null;
-    this.data = new ByteSink(dictionary ? 1024 : capacity * 64);
+    this.data = new ByteSink(dictionary ? 1024 : plainBytes);
     this.starts = new Int32Array(dictionary ? 256 : capacity + 1);
     this.indices = new Int32Array(dictionary ? capacity : 0);
   }
@@ -85,6 +86,28 @@ export class ByteArrayBuilder {
     }
     this.pushStart(this.data.length);
     appendPlain(this.data, s);
+    this.entries++;
+    this.count++;
+  }
+
+  /**
+   * Adds one non-null value given as UTF-8 bytes `src[from, to)` (a value the row buffer, ./log-row-buffer.ts, already encoded):
+   * the same page bytes as {@link add} of its string, without making the string. PLAIN builders only.
+   */
+  addUtf8(src: Uint8Array, from: number, to: number): void {
+    if (this.dict !== null) throw new Error('ByteArrayBuilder.addUtf8: dictionary builders take strings');
+    const len = to - from;
+    const data = this.data;
+    this.pushStart(data.length);
+    data.reserve(4 + len);
+    const at = data.length;
+    const buf = data.buf;
+    buf[at] = len & 0xff;
+    buf[at + 1] = (len >>> 8) & 0xff;
+    buf[at + 2] = (len >>> 16) & 0xff;
+    buf[at + 3] = len >>> 24;
+    buf.set(src.subarray(from, to), at + 4);
+    data.length = at + 4 + len;
     this.entries++;
     this.count++;
   }

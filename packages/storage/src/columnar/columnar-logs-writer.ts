@@ -14,7 +14,9 @@ import { ensureZstd, zstdCompress } from '../zstd.js';
 import { ByteSink } from './byte-sink.js';
 import type { FileSink } from './chunk-writer.js';
 import { writeColumnChunk } from './chunk-writer.js';
-import { JsonMemo, logRowGroupLeaves } from './log-row-group.js';
+import { JsonMemo, logRowGroupLeaves, rowGroupLeaves } from './log-row-group.js';
+import type { LeafColumn } from './leaf-column.js';
+import type { LogRowBuffer } from './log-row-buffer.js';
 import type { ChunkIndexRanges, RowGroupMeta } from './parquet-footer.js';
 import { columnIndexBytes, footerBytes, offsetIndexBytes } from './parquet-footer.js';
 import { PAGE_TARGET_BYTES } from './chunk-writer.js';
@@ -51,6 +53,8 @@ export interface ColumnarLogsWriter {
   readonly rows: number;
   /** Appends one row group (1..rowGroupRows rows; an empty call is a no-op). */
   writeRowGroup(rows: readonly StoredLogRow[]): void;
+  /** Appends rows `order[from, to)` of `buffer` as one row group (1..rowGroupRows rows), in that order. */
+  writeBufferedRowGroup(buffer: LogRowBuffer, order: Int32Array, from: number, to: number): void;
   /** Writes the footer and returns the whole file. */
   finish(): Uint8Array;
 }
@@ -82,6 +86,32 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
   const groupFilters: GroupFilters[] = [];
   let rows = 0;
   let finished = false;
+  /** Writes one row group's chunks, then its filters. */
+  function writeLeaves(leaves: LeafColumn[], numRows: number): void {
+    const fileOffset = file.offset;
+    const columns = leaves.map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch, pageTargetBytes));
+    if (sketches) {
+      // Filters follow the group's chunks; the footer's filter index names where (readers never assume).
+      const filters: GroupFilters = {};
+      for (const leaf of leaves) {
+        const input = leaf.sketchInput;
+        if (input === undefined) continue;
+        const words =
+          input.kind === 'fixed'
+            ? buildColumnBloom(input.bytes, input.width, input.count)
+            : buildBodyNgramSketch(input.data, input.starts, input.count);
+        if (words === null) continue;
+        const kind =
+          leaf.path[0] === LOG_COLUMNS.traceId ? 'trace_id' : leaf.path[0] === LOG_COLUMNS.spanId ? 'span_id' : 'body';
+        filters[kind] = { offset: file.offset, length: words.length * 4 };
+        file.append(bloomWordsBytes(words));
+      }
+      groupFilters.push(filters);
+    }
+    groups.push({ columns, numRows, fileOffset });
+    rows += numRows;
+  }
+
   return {
     rowGroupRows,
     get rows() {
@@ -92,33 +122,13 @@ export async function createColumnarLogsWriter(options?: LogsParquetOptions): Pr
       if (batch.length === 0) return;
       if (batch.length > rowGroupRows)
         throw new RangeError(`row group of ${batch.length} rows exceeds ${rowGroupRows}`);
-      const fileOffset = file.offset;
-      const leaves = logRowGroupLeaves(batch, memo);
-      const columns = leaves.map((leaf) => writeColumnChunk(leaf, file, zstdCompress, scratch, pageTargetBytes));
-      if (sketches) {
-        // Filters follow the group's chunks; the footer's filter index names where (readers never assume).
-        const filters: GroupFilters = {};
-        for (const leaf of leaves) {
-          const input = leaf.sketchInput;
-          if (input === undefined) continue;
-          const words =
-            input.kind === 'fixed'
-              ? buildColumnBloom(input.bytes, input.width, input.count)
-              : buildBodyNgramSketch(input.data, input.starts, input.count);
-          if (words === null) continue;
-          const kind =
-            leaf.path[0] === LOG_COLUMNS.traceId
-              ? 'trace_id'
-              : leaf.path[0] === LOG_COLUMNS.spanId
-                ? 'span_id'
-                : 'body';
-          filters[kind] = { offset: file.offset, length: words.length * 4 };
-          file.append(bloomWordsBytes(words));
-        }
-        groupFilters.push(filters);
-      }
-      groups.push({ columns, numRows: batch.length, fileOffset });
-      rows += batch.length;
+      writeLeaves(logRowGroupLeaves(batch, memo), batch.length);
+    },
+    writeBufferedRowGroup(buffer, order, from, to) {
+      if (finished) throw new Error('ColumnarLogsWriter: already finished');
+      if (to === from) return;
+      if (to - from > rowGroupRows) throw new RangeError(`row group of ${to - from} rows exceeds ${rowGroupRows}`);
+      writeLeaves(rowGroupLeaves(buffer.rowGroup(order, from, to)), to - from);
     },
     finish() {
       if (finished) throw new Error('ColumnarLogsWriter: already finished');
@@ -176,5 +186,21 @@ export async function encodeLogsParquetColumnar(
 ): Promise<Uint8Array> {
   const w = await createColumnarLogsWriter(options);
   for (let i = 0; i < rows.length; i += w.rowGroupRows) w.writeRowGroup(rows.slice(i, i + w.rowGroupRows));
+  return w.finish();
+}
+
+/**
+ * Encodes a partition's buffered rows into one data file with the columnar encoder, in `order` (default
+ * {@link LogRowBuffer.sortedOrder}: effective time, equal times in arrival order): the same bytes as
+ * {@link encodeLogsParquetColumnar} of the same rows in that order.
+ */
+export async function encodeLogRowBuffer(
+  buffer: LogRowBuffer,
+  options?: LogsParquetOptions,
+  order: Int32Array = buffer.sortedOrder(),
+): Promise<Uint8Array> {
+  const w = await createColumnarLogsWriter(options);
+  for (let i = 0; i < order.length; i += w.rowGroupRows)
+    w.writeBufferedRowGroup(buffer, order, i, Math.min(order.length, i + w.rowGroupRows));
   return w.finish();
 }

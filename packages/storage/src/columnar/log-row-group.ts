@@ -45,12 +45,12 @@ const bytesOf = (a: Int32Array | BigInt64Array | Float32Array): Uint8Array =>
   new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /** An OPTIONAL string column: builder plus definition levels. */
-class OptionalString {
+export class OptionalString {
   readonly defs: Uint8Array;
   readonly b: ByteArrayBuilder;
-  constructor(n: number, dictionary: boolean) {
+  constructor(n: number, dictionary: boolean, plainBytes?: number) {
     this.defs = new Uint8Array(n);
-    this.b = new ByteArrayBuilder(n, dictionary);
+    this.b = new ByteArrayBuilder(n, dictionary, plainBytes);
   }
   set(i: number, s: string | null): void {
     if (s === null) return;
@@ -102,10 +102,56 @@ function idLeaf(name: string, defs: Uint8Array, ids: Uint8Array, width: number, 
   return { ...leaf, sketchInput: { kind: 'fixed', bytes: ids, width, count } };
 }
 
+/**
+ * One row group's values in typed arrays and builders, in row order: what {@link rowGroupLeaves} turns into leaf
+ * columns. Filled from row objects ({@link logRowGroupLeaves}) or gathered from a {@link LogRowBuffer}
+ * (./buffered-row-group.ts); both fill it the same way, so both write the same bytes.
+ */
+export interface RowGroupColumns {
+  readonly n: number;
+  readonly tenant: ByteArrayBuilder;
+  readonly templateId: BigInt64Array;
+  readonly templateVersion: Int32Array;
+  readonly time: BigInt64Array;
+  /** Non-null observed times back to back (`observedCount` of them). */
+  readonly observed: BigInt64Array;
+  readonly observedDefs: Uint8Array;
+  readonly observedCount: number;
+  readonly effective: BigInt64Array;
+  readonly severity: Int32Array;
+  readonly severityText: OptionalString;
+  readonly scopeName: OptionalString;
+  readonly scopeVersion: OptionalString;
+  readonly scopeAttrs: OptionalString;
+  readonly eventName: OptionalString;
+  readonly attrs: ByteArrayBuilder;
+  readonly resAttrs: ByteArrayBuilder;
+  readonly resSchema: ByteArrayBuilder;
+  readonly scopeSchema: ByteArrayBuilder;
+  readonly dropped: Int32Array;
+  readonly flags: Int32Array;
+  readonly traceId: Uint8Array;
+  readonly traceDefs: Uint8Array;
+  readonly traceCount: number;
+  readonly spanId: Uint8Array;
+  readonly spanDefs: Uint8Array;
+  readonly spanCount: number;
+  readonly bodyKind: Int32Array;
+  readonly body: OptionalString;
+  /** Type tags of every param of the group, row after row (`paramCount` of them). */
+  readonly paramTags: Int32Array;
+  readonly paramCount: number;
+  readonly paramValues: ByteArrayBuilder;
+  readonly paramReps: ByteSink;
+  readonly paramDefs: ByteSink;
+  readonly confidence: Float32Array;
+  readonly lossy: Uint8Array;
+  readonly service: OptionalString;
+}
+
 /** The leaf columns of one row group, in file order. */
 export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo): LeafColumn[] {
   const n = rows.length;
-  const c = LOG_COLUMNS;
   const tenant = new ByteArrayBuilder(n, true);
   const templateId = new BigInt64Array(n);
   const templateVersion = new Int32Array(n);
@@ -202,6 +248,88 @@ export function logRowGroupLeaves(rows: readonly StoredLogRow[], memo: JsonMemo)
     lossy[i] = m.lossy ? 1 : 0;
     service.set(i, serviceNameOf(r));
   }
+  return rowGroupLeaves({
+    n,
+    tenant,
+    templateId,
+    templateVersion,
+    time,
+    observed,
+    observedDefs,
+    observedCount,
+    effective,
+    severity,
+    severityText,
+    scopeName,
+    scopeVersion,
+    scopeAttrs,
+    eventName,
+    attrs,
+    resAttrs,
+    resSchema,
+    scopeSchema,
+    dropped,
+    flags,
+    traceId,
+    traceDefs,
+    traceCount,
+    spanId,
+    spanDefs,
+    spanCount,
+    bodyKind,
+    body,
+    paramTags,
+    paramCount,
+    paramValues,
+    paramReps,
+    paramDefs,
+    confidence,
+    lossy,
+    service,
+  });
+}
+
+/** The leaf columns of one row group's {@link RowGroupColumns}, in file order. */
+export function rowGroupLeaves(cols: RowGroupColumns): LeafColumn[] {
+  const {
+    n,
+    tenant,
+    templateId,
+    templateVersion,
+    time,
+    observed,
+    observedDefs,
+    observedCount,
+    effective,
+    severity,
+    severityText,
+    scopeName,
+    scopeVersion,
+    scopeAttrs,
+    eventName,
+    attrs,
+    resAttrs,
+    resSchema,
+    scopeSchema,
+    dropped,
+    flags,
+    traceId,
+    traceDefs,
+    traceCount,
+    spanId,
+    spanDefs,
+    spanCount,
+    bodyKind,
+    body,
+    paramTags,
+    paramValues,
+    paramReps,
+    paramDefs,
+    confidence,
+    lossy,
+    service,
+  } = cols;
+  const c = LOG_COLUMNS;
   const all1 = (): Uint8Array => new Uint8Array(n).fill(1);
   const reqStats = <T>(b: T | undefined) => stats(0, b as { min: Uint8Array; max: Uint8Array } | undefined);
   const opt = (name: string, s: OptionalString, withStats: boolean) => stringLeaf(name, s.b, s.defs, n, withStats);

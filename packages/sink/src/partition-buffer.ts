@@ -1,11 +1,14 @@
 /**
  * @module partition-buffer
  * The sink's in-memory buffer: rows grouped per (tenant, hour) partition, with byte estimates for the size
- * and ceiling triggers and the arrival time of the oldest row for the age trigger.
+ * and ceiling triggers and the arrival time of the oldest row for the age trigger. Each partition packs its rows
+ * into a row buffer (`@sluice/storage` `createLogRowBuffer`: typed arrays and UTF-8 byte buffers) as they are
+ * added, so no record object waits on the heap for the flush (docs/design/storage-format.md, "Row buffer").
  */
 import { effectiveTimeUnixNano, type LogRecord, type MinedFields } from '@sluice/core';
+import { createLogRowBuffer, type LogRowBuffer } from '@sluice/storage';
 
-/** One buffered row. */
+/** One row to buffer: packed by {@link PartitionBuffer.add}, not kept. */
 export interface BufferedRow {
   readonly tenantId: string;
   readonly record: LogRecord;
@@ -17,7 +20,8 @@ export interface Partition {
   readonly tenant: string;
   /** Start of the hour, ms since the epoch (UTC). */
   readonly hourStartMs: number;
-  readonly rows: BufferedRow[];
+  /** The rows, packed, in arrival order. */
+  readonly rows: LogRowBuffer;
   bytes: number;
 }
 
@@ -30,17 +34,17 @@ export class PartitionBuffer {
   #records = 0;
   #oldestArrivalMs: number | null = null;
 
-  /** Adds a row, attributing `bytes` (its share of the wire size) to its partition. Returns the partition. */
+  /** Packs a row into its partition, attributing `bytes` (its share of the wire size) to it. Returns the partition. */
   add(row: BufferedRow, bytes: number, nowMs: number): Partition {
     const hourNs = effectiveTimeUnixNano(row.record) / HOUR_NS;
     const hourStartMs = Number(hourNs) * 3_600_000;
     const key = `${row.tenantId}\u0000${hourStartMs}`;
     let partition = this.#partitions.get(key);
     if (partition === undefined) {
-      partition = { tenant: row.tenantId, hourStartMs, rows: [], bytes: 0 };
+      partition = { tenant: row.tenantId, hourStartMs, rows: createLogRowBuffer(row.tenantId), bytes: 0 };
       this.#partitions.set(key, partition);
     }
-    partition.rows.push(row);
+    partition.rows.add(row.record, row.mined);
     partition.bytes += bytes;
     this.#bytes += bytes;
     this.#records++;

@@ -6,8 +6,8 @@
  * duplicates), each added to its partition's manifest when the partition has one (manifest-append.ts: late data is
  * visible at once). The caller advances the checkpoint only after {@link storeFlush} resolved.
  */
-import { effectiveTimeUnixNano, type TemplateAuditEvent } from '@sluice/core';
-import { auditFileKey, dataFileKey, encodeAuditParquet, encodeLogsParquet, uuidv7 } from '@sluice/storage';
+import type { TemplateAuditEvent } from '@sluice/core';
+import { auditFileKey, dataFileKey, encodeAuditParquet, encodeLogRowBuffer, uuidv7 } from '@sluice/storage';
 import type { ObjectStore } from '@sluice/storage';
 import { appendToManifest } from './manifest-append.js';
 import type { Partition } from './partition-buffer.js';
@@ -62,7 +62,7 @@ function groupAudit(events: readonly TemplateAuditEvent[]): TemplateAuditEvent[]
   return [...groups.values()];
 }
 
-/** Plans a flush of `audit` events and `partitions` (each partition's rows are sorted by effective time in place). */
+/** Plans a flush of `audit` events and `partitions` (each partition's rows are stored in effective-time order). */
 export function planFlush(audit: readonly TemplateAuditEvent[], partitions: readonly Partition[]): FlushPlan {
   const objects: PlannedObject[] = [];
   for (const events of groupAudit(audit)) {
@@ -79,22 +79,20 @@ export function planFlush(audit: readonly TemplateAuditEvent[], partitions: read
   }
   let records = 0;
   for (const partition of partitions) {
-    const rows = partition.rows.sort((a, b) => {
-      const ta = effectiveTimeUnixNano(a.record);
-      const tb = effectiveTimeUnixNano(b.record);
-      return ta < tb ? -1 : ta > tb ? 1 : 0;
-    });
-    if (rows.length === 0) continue;
+    const rows = partition.rows;
+    if (rows.rows === 0) continue;
+    // Effective-time order, equal times in arrival order (docs/design/storage-format.md, "Row buffer").
+    const order = rows.sortedOrder();
     objects.push({
-      key: dataFileKey(partition.tenant, effectiveTimeUnixNano(rows[0]!.record), uuidv7()),
-      encode: () => encodeLogsParquet(rows),
-      records: rows.length,
+      key: dataFileKey(partition.tenant, rows.effectiveTimeAt(order[0]!), uuidv7()),
+      encode: () => encodeLogRowBuffer(rows, undefined, order),
+      records: rows.rows,
       data: true,
       encoded: null,
       stored: false,
       listed: false,
     });
-    records += rows.length;
+    records += rows.rows;
   }
   return { objects, records };
 }

@@ -19,6 +19,7 @@ import { checkAborted, failureOf } from './failures.js';
 import { LineStream, type LineSink } from './line-stream.js';
 import type { LiveFile } from './listing.js';
 import { planLogQuery } from './log-plan.js';
+import { renderArrowLogResult } from './arrow-log-result.js';
 import { renderLogResult } from './log-render.js';
 import { scanLogFiles, type ScanSinks } from './log-scan.js';
 import type { ExecuteOutcome } from './outcome.js';
@@ -87,7 +88,15 @@ export interface ExecuteOptions {
    * the property tests compare it with.
    */
   readonly decoder?: ColumnDecoderChoice;
+  /**
+   * The body's format (docs/design/query-engine.md, "Arrow results"): `json` (default) or `arrow`, an Arrow IPC
+   * stream of the records or aggregation groups. Drift statements and streamed queries are always JSON.
+   */
+  readonly format?: ResultFormat;
 }
+
+/** The format of a query's response body. */
+export type ResultFormat = 'json' | 'arrow';
 
 export type { QueryFailure } from './failures.js';
 export type { QueryStats } from './render-json.js';
@@ -143,6 +152,7 @@ async function runLogQuery(
           enforcement,
           ...(options.stream.batchBytes !== undefined ? { batchBytes: options.stream.batchBytes } : {}),
         });
+  const arrow = options.format === 'arrow' && stream === undefined;
   // A stream sends unsorted records as they are found; sorted ones need the top-k heap complete first.
   const collector =
     agg || (stream !== undefined && sortField === undefined)
@@ -150,7 +160,9 @@ async function runLogQuery(
       : new RecordCollector({
           limit: rowLimit,
           tracker,
-          maxResultBytes: limits.maxResultBytes,
+          // The collector's early refusal counts JSON text; an Arrow body is counted whole, at its own size, when
+          // it is built (every held row is still reserved on the pool, and max_rows bounds how many there are).
+          maxResultBytes: arrow ? Number.MAX_SAFE_INTEGER : limits.maxResultBytes,
           enforcement,
           ...(sortField !== undefined
             ? { sort: { field: sortField, descending: sortStage?.descending === true } }
@@ -176,7 +188,8 @@ async function runLogQuery(
     plan,
     sinks,
   );
-  return renderLogResult(
+  const render = arrow ? renderArrowLogResult : renderLogResult;
+  return render(
     {
       reservation: options.reservation,
       maxRows: limits.maxRows,

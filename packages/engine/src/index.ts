@@ -11,7 +11,9 @@ export type {
   ExecuteOutcome,
   QueryFailure,
   QueryStats,
+  ResultFormat,
 } from './execute.js';
+export { ARROW_METADATA, ARROW_STREAM } from './arrow-log-result.js';
 export { executeQuery } from './execute.js';
 export type { CorruptObject, CorruptObjectPolicy } from './corrupt-objects.js';
 export { MAX_SKIPPED_OBJECTS_LISTED } from './corrupt-objects.js';

@@ -5,6 +5,10 @@
  * OTLP/HTTP listener). The status is committed only once the whole body is known; the admission permit and the
  * body's reservation are held until the response has been sent (or the client went away).
  *
+ * With `Accept: application/vnd.apache.arrow.stream` a log query's records or aggregation rows are answered as an
+ * Arrow IPC stream, built and governed in the worker like the JSON body (docs/design/query-engine.md, "Arrow
+ * results"); errors stay JSON.
+ *
  * With `Accept: application/x-ndjson` a log query's result is streamed instead (docs/design/query-governance.md,
  * "Streamed results"): the 200 is committed with the first batch of lines, each batch is written with
  * backpressure (the worker sends more only once the socket has drained), the last line is the trailer
@@ -35,6 +39,8 @@ import { registerConsoleRoutes } from './console-routes.js';
 import { dslErrorPosition } from './dsl-error-position.js';
 import { registerStatusRoute, type StatusRouteOptions } from './status-route.js';
 import { registerLokiRoutes, type LokiRouteOptions } from './loki/loki-routes.js';
+import { ARROW_STREAM } from '@sluice/engine';
+import { wantsArrow } from './arrow-accept.js';
 
 /** Options for {@link createQueryApp}. */
 export interface QueryAppOptions {
@@ -282,12 +288,21 @@ export function createQueryApp(options: QueryAppOptions): Hono<{ Bindings: HttpB
       if (streamed.outcome.status === 'cancelled') return c.body(null, 499 as never);
       return errorResponse(c, streamed.outcome.error);
     }
-    const outcome = await options.service.run(admitted.value.tenant, job, runOptions);
+    // Arrow when the client prefers it (docs/design/query-engine.md, "Arrow results"); a drift statement is one
+    // JSON document, answered as JSON whatever was asked. Errors are JSON either way, so a client can read them.
+    const arrow = job.query.kind !== 'drift' && wantsArrow(c.req.header('accept'));
+    const outcome = await options.service.run(
+      admitted.value.tenant,
+      arrow ? { ...job, format: 'arrow' } : job,
+      runOptions,
+    );
     if (outcome.status === 'cancelled') return c.body(null, 499 as never);
     if (outcome.status === 'error') return errorResponse(c, outcome.error);
     // 'finish': the body has been handed to the socket; 'close': the client went away first.
     releaseWhenSent(outgoing, () => outcome.done());
-    return c.body(outcome.body as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/json' });
+    return c.body(outcome.body as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': arrow ? ARROW_STREAM : 'application/json',
+    });
   });
 
   app.post('/v1/tail', async (c) => {

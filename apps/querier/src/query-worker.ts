@@ -170,6 +170,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
               limits: settings.limits,
               reservation,
               ...(job.rowCap !== undefined ? { rowCap: job.rowCap } : {}),
+              ...(job.format !== undefined ? { format: job.format } : {}),
               signal: controller.signal,
               onCorruptObject: settings.onCorruptObject,
               reclaim: reclaimer.reclaim,

@@ -10,7 +10,7 @@
  * `STREAM_BATCHES_IN_FLIGHT` batches not yet taken: the flow control that keeps a slow reader from making the
  * querier buffer the result.
  */
-import type { CorruptObject, CorruptObjectPolicy } from '@sluice/engine';
+import type { CorruptObject, CorruptObjectPolicy, ResultFormat } from '@sluice/engine';
 import type { Predicate, Query, TimeWindow } from '@sluice/query';
 import type { CeilingCrossed, CeilingEnforcement, SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';
@@ -69,7 +69,13 @@ export interface TailPollJob {
 
 /** What a job asks for. */
 export type QueryJobKind =
-  | { readonly kind: 'query'; readonly query: Query; readonly rowCap?: number }
+  | {
+      readonly kind: 'query';
+      readonly query: Query;
+      readonly rowCap?: number;
+      /** The body's format: JSON (default) or an Arrow IPC stream (a log query, not streamed). */
+      readonly format?: ResultFormat;
+    }
   | { readonly kind: 'list_templates' }
   | TailPollJob;
 

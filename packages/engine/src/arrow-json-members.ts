@@ -59,7 +59,8 @@ export function jsonMembers(text: string): JsonMember[] {
   if (text.charCodeAt(i) === 0x7d) return out;
   for (;;) {
     const keyEnd = stringEnd(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    // Keys are Sluice's own field names: no escapes, so the inside of the quotes is the key.
+    const key = text.slice(i + 1, keyEnd - 1);
     if (text.charCodeAt(keyEnd) !== 0x3a) throw new Error('arrow-json-members: expected ":"');
     const start = keyEnd + 1;
     const end = valueEnd(text, start);

@@ -59,6 +59,11 @@ const RECORD_FIELDS: readonly (readonly [key: string, type: ArrowColumnType, rea
 /** The columns the LogRow `body` object becomes: its kind, a rendered line and how faithful it is, or a value. */
 const BODY_COLUMNS = ['body_kind', 'body_line', 'body_reconstruction', 'body_value'] as const;
 
+/** A JSON string literal's value; one without escapes is its inside (no JSON.parse per value). */
+function jsonStringValue(raw: string): string {
+  return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+}
+
 function readValue(raw: string, read: RecordValue): bigint | number | string {
   switch (read) {
     case 'u64':
@@ -66,7 +71,7 @@ function readValue(raw: string, read: RecordValue): bigint | number | string {
     case 'number':
       return Number(raw);
     case 'string':
-      return JSON.parse(raw) as string;
+      return jsonStringValue(raw);
     case 'json':
       return raw;
   }
@@ -87,7 +92,7 @@ function recordColumns(texts: readonly string[], keep: ReadonlySet<string> | und
         for (const m of jsonMembers(raw)) {
           const column = m.key === 'kind' ? 'body_kind' : m.key === 'value' ? 'body_value' : `body_${m.key}`;
           const target = values.get(column);
-          if (target !== undefined) target[i] = m.key === 'value' ? m.raw : (JSON.parse(m.raw) as string);
+          if (target !== undefined) target[i] = m.key === 'value' ? m.raw : jsonStringValue(m.raw);
         }
         continue;
       }

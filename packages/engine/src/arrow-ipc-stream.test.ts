@@ -8,10 +8,20 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Message, tableFromIPC } from 'apache-arrow';
 import type { RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
-import type { ArrowColumn } from './arrow-ipc-stream.js';
+import type { ArrowCell, ArrowColumn, ArrowColumnType } from './arrow-ipc-stream.js';
 import { encodeArrowStream } from './arrow-ipc-stream.js';
 
-const COLUMNS: readonly ArrowColumn[] = [
+interface Sample {
+  readonly name: string;
+  readonly type: ArrowColumnType;
+  readonly values: readonly ArrowCell[];
+}
+
+/** The writer's columns over fixed values. */
+const columnsOf = (samples: readonly Sample[]): ArrowColumn[] =>
+  samples.map((c) => ({ name: c.name, type: c.type, value: (i) => c.values[i] ?? null }));
+
+const COLUMNS: readonly Sample[] = [
   { name: 'ts', type: 'timestamp_ns', values: [1_780_272_000_000_000_001n, null, 0n] },
   { name: 'id', type: 'uint64', values: [2n ** 64n - 1n, 2n ** 63n, 7n] },
   { name: 'n', type: 'int64', values: [-1n, 5n, null] },
@@ -29,7 +39,7 @@ afterEach(() => {
 describe('encodeArrowStream', () => {
   test('reads back with apache-arrow: every type, NULLs, u64 ≥ 2^63, multi-byte and empty strings, metadata', () => {
     let reserved = 0;
-    const out = encodeArrowStream(COLUMNS, 3, new Map([['sluice.rows', '3']]), (b) => (reserved = b));
+    const out = encodeArrowStream(columnsOf(COLUMNS), 3, new Map([['sluice.rows', '3']]), (b) => (reserved = b));
     assert.equal(reserved, out.byteLength, 'the exact size is what was reserved');
     assert.equal(out.byteLength % 8, 0);
     const table = tableFromIPC(out);
@@ -51,7 +61,7 @@ describe('encodeArrowStream', () => {
   });
 
   test('the record batch body starts 8-byte aligned and every body buffer begins at a multiple of 8', () => {
-    const out = encodeArrowStream(COLUMNS, 3, new Map(), () => {});
+    const out = encodeArrowStream(columnsOf(COLUMNS), 3, new Map(), () => {});
     const schemaLength = out.readInt32LE(4);
     const at = 8 + schemaLength;
     assert.equal(out.readInt32LE(at), -1, 'continuation marker');
@@ -66,12 +76,7 @@ describe('encodeArrowStream', () => {
 
   test('an empty table keeps its schema', () => {
     const table = tableFromIPC(
-      encodeArrowStream(
-        COLUMNS.map((c) => ({ ...c, values: [] })),
-        0,
-        new Map(),
-        () => {},
-      ),
+      encodeArrowStream(columnsOf(COLUMNS.map((c) => ({ ...c, values: [] }))), 0, new Map(), () => {}),
     );
     assert.equal(table.numRows, 0);
     assert.equal(table.schema.fields.length, COLUMNS.length);
@@ -86,7 +91,7 @@ describe('encodeArrowStream', () => {
     let asked = 0;
     assert.throws(
       () =>
-        encodeArrowStream(COLUMNS, 3, new Map(), (bytes) => {
+        encodeArrowStream(columnsOf(COLUMNS), 3, new Map(), (bytes) => {
           asked = bytes;
           throw new Error('refused');
         }),

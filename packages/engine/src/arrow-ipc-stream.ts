@@ -4,7 +4,8 @@
  * one record batch, the end-of-stream marker, into one buffer whose exact size is known — and reserved — before
  * it is allocated. The flatbuffers metadata is apache-arrow's own (`Message.encode`); the body buffers (validity
  * bitmaps, UTF-8 offsets and bytes, fixed-width values) are written here, straight from the column values, 8-byte
- * aligned, with no Arrow builder in between.
+ * aligned, with no Arrow builder in between, and no column held as an array of values: each cell is asked for when
+ * it is measured and again when it is written.
  */
 import {
   Field,
@@ -24,12 +25,17 @@ import { BufferRegion, FieldNode, RecordBatch as RecordBatchHeader } from 'apach
 /** The Arrow types a Sluice result column takes. */
 export type ArrowColumnType = 'timestamp_ns' | 'uint64' | 'int64' | 'int32' | 'uint32' | 'float64' | 'utf8';
 
-/** One column of the table: `values[i]` is row `i`, `null` for NULL. */
+/** A cell: bigint for the 64-bit types, number for the 32-bit ones and float64, string for utf8; `null` is NULL. */
+export type ArrowCell = bigint | number | string | null;
+
+/**
+ * One column of the table. `value(i)` is row `i`; it is asked once while the stream is measured and once while it
+ * is written, so a column may decode its values on demand instead of holding them.
+ */
 export interface ArrowColumn {
   readonly name: string;
   readonly type: ArrowColumnType;
-  /** bigint for the 64-bit types, number for the 32-bit ones and float64, string for utf8. */
-  readonly values: readonly (bigint | number | string | null)[];
+  value(i: number): ArrowCell;
 }
 
 const WIDTH: Record<Exclude<ArrowColumnType, 'utf8'>, number> = {
@@ -97,11 +103,10 @@ export function encodeArrowStream(
     return b;
   };
   const layouts: ColumnLayout[] = columns.map((c) => {
-    if (c.values.length !== length)
-      throw new Error(`arrow column ${c.name} has ${c.values.length} rows, not ${length}`);
     let nullCount = 0;
     let utf8Bytes = 0;
-    for (const v of c.values) {
+    for (let i = 0; i < length; i++) {
+      const v = c.value(i);
       if (v === null) nullCount++;
       else if (c.type === 'utf8') utf8Bytes += Buffer.byteLength(v as string, 'utf8');
     }
@@ -131,7 +136,7 @@ export function encodeArrowStream(
   let pos = writeMessage(out, 0, schemaMessage);
   pos = writeMessage(out, pos, batchMessage);
   const body = pos;
-  columns.forEach((c, k) => writeColumn(out, body, c, layouts[k] as ColumnLayout));
+  columns.forEach((c, k) => writeColumn(out, body, c, length, layouts[k] as ColumnLayout));
   pos = body + bodyLength;
   out.writeInt32LE(-1, pos); // end of stream: continuation marker + zero length
   out.writeInt32LE(0, pos + 4);
@@ -147,51 +152,39 @@ function writeMessage(out: Buffer, pos: number, flatbuffer: Uint8Array): number 
   return pos + size;
 }
 
-function writeColumn(out: Buffer, body: number, c: ArrowColumn, l: ColumnLayout): void {
-  const { values } = c;
-  if (l.nullCount > 0) {
-    const at = body + l.validity.offset;
-    values.forEach((v, i) => {
-      if (v !== null) out[at + (i >> 3)] = (out[at + (i >> 3)] as number) | (1 << (i & 7));
-    });
-  }
+function writeColumn(out: Buffer, body: number, c: ArrowColumn, length: number, l: ColumnLayout): void {
+  const validityAt = body + l.validity.offset;
   const at = body + l.data.offset;
-  switch (c.type) {
-    case 'utf8': {
-      const offsetsAt = body + (l.offsets as BodyBuffer).offset;
-      let written = 0;
-      out.writeInt32LE(0, offsetsAt);
-      values.forEach((v, i) => {
+  const offsetsAt = body + (l.offsets?.offset ?? 0);
+  let written = 0;
+  if (c.type === 'utf8') out.writeInt32LE(0, offsetsAt);
+  for (let i = 0; i < length; i++) {
+    const v = c.value(i);
+    if (v !== null && l.nullCount > 0)
+      out[validityAt + (i >> 3)] = (out[validityAt + (i >> 3)] as number) | (1 << (i & 7));
+    switch (c.type) {
+      case 'utf8':
         if (v !== null) written += out.write(v as string, at + written, 'utf8');
         out.writeInt32LE(written, offsetsAt + 4 * (i + 1));
-      });
-      return;
-    }
-    case 'timestamp_ns':
-    case 'int64':
-      values.forEach((v, i) => {
+        break;
+      case 'timestamp_ns':
+      case 'int64':
         if (v !== null) out.writeBigInt64LE(BigInt.asIntN(64, v as bigint), at + 8 * i);
-      });
-      return;
-    case 'uint64':
-      values.forEach((v, i) => {
+        break;
+      case 'uint64':
         if (v !== null) out.writeBigUInt64LE(BigInt.asUintN(64, v as bigint), at + 8 * i);
-      });
-      return;
-    case 'int32':
-      values.forEach((v, i) => {
+        break;
+      case 'int32':
         if (v !== null) out.writeInt32LE(v as number, at + 4 * i);
-      });
-      return;
-    case 'uint32':
-      values.forEach((v, i) => {
+        break;
+      case 'uint32':
         if (v !== null) out.writeUInt32LE(v as number, at + 4 * i);
-      });
-      return;
-    case 'float64':
-      values.forEach((v, i) => {
+        break;
+      case 'float64':
         if (v !== null) out.writeDoubleLE(v as number, at + 8 * i);
-      });
-      return;
+        break;
+    }
   }
+  // A value that changed between the measuring pass and this one would overrun its neighbour: a bug, never sent.
+  if (c.type === 'utf8' && written !== l.data.length) throw new Error(`arrow column ${c.name} changed while written`);
 }

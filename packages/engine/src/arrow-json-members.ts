@@ -6,10 +6,13 @@
  * without a second renderer that could disagree with the first.
  */
 
-/** One top-level member: its key and the raw JSON text of its value. */
+/** One top-level member: its key and where its value's raw JSON text lies in the object's text. */
 export interface JsonMember {
   readonly key: string;
-  readonly raw: string;
+  /** First index of the value. */
+  readonly start: number;
+  /** Index just past the value. */
+  readonly end: number;
 }
 
 /** The index just past the JSON value that starts at `i` (a string, an object, an array or a bare literal). */
@@ -49,13 +52,14 @@ function stringEnd(text: string, i: number): number {
 }
 
 /**
- * The members of a compact JSON object (no whitespace between tokens, as `records.ts` renders it).
- * @throws Error when the text is not such an object (a bug: the text was rendered by Sluice)
+ * The members of the compact JSON object (no whitespace between tokens, as `records.ts` renders it) that starts at
+ * `from` in `text`, with positions in `text`.
+ * @throws Error when there is no such object (a bug: the text was rendered by Sluice)
  */
-export function jsonMembers(text: string): JsonMember[] {
-  if (text.charCodeAt(0) !== 0x7b) throw new Error('arrow-json-members: not a JSON object');
+export function jsonMembers(text: string, from = 0): JsonMember[] {
+  if (text.charCodeAt(from) !== 0x7b) throw new Error('arrow-json-members: not a JSON object');
   const out: JsonMember[] = [];
-  let i = 1;
+  let i = from + 1;
   if (text.charCodeAt(i) === 0x7d) return out;
   for (;;) {
     const keyEnd = stringEnd(text, i);
@@ -64,7 +68,7 @@ export function jsonMembers(text: string): JsonMember[] {
     if (text.charCodeAt(keyEnd) !== 0x3a) throw new Error('arrow-json-members: expected ":"');
     const start = keyEnd + 1;
     const end = valueEnd(text, start);
-    out.push({ key, raw: text.slice(start, end) });
+    out.push({ key, start, end });
     const next = text.charCodeAt(end);
     if (next === 0x7d) return out;
     if (next !== 0x2c) throw new Error('arrow-json-members: expected "," or "}"');

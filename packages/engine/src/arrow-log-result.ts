@@ -2,7 +2,8 @@
  * @module arrow-log-result
  * The render step of a log query asked for as Arrow (docs/design/query-engine.md, "Arrow results"): the records
  * the collector holds (each the LogRow JSON the JSON answer would carry, read back member by member so both answers
- * say the same thing) or the ordered aggregation groups become the columns of one Arrow IPC stream. `rows` and
+ * say the same thing, cell by cell as the writer asks, without holding the values) or the ordered aggregation groups
+ * become the columns of one Arrow IPC stream. `rows` and
  * `stats` go in the schema's custom metadata. The stream is counted against `max_result_bytes` and reserved on the
  * query's reservation at its exact size before it is allocated, as the JSON body is.
  */
@@ -11,11 +12,11 @@ import { createResultBudget, limitErrorFromBudget } from '@sluice/limits';
 import { encodeArrowStream, type ArrowColumn, type ArrowColumnType } from './arrow-ipc-stream.js';
 import { jsonMembers } from './arrow-json-members.js';
 import { checkAborted, QueryAbort } from './failures.js';
+import type { Group } from './aggregate.js';
 import type { LogPlan } from './log-plan.js';
 import { orderedGroups, type RenderContext } from './log-render.js';
 import type { ScanResult, ScanSinks } from './log-scan.js';
 import type { ExecuteOutcome } from './outcome.js';
-import { retainedRowBytes } from './records.js';
 import { renderStats } from './render-json.js';
 
 /** The media type of an Arrow IPC stream, as `/v1/query` answers it. */
@@ -77,33 +78,65 @@ function readValue(raw: string, read: RecordValue): bigint | number | string {
   }
 }
 
-/** The record columns of a response whose records keep `keep` (all when `undefined`). */
-function recordColumns(texts: readonly string[], keep: ReadonlySet<string> | undefined): ArrowColumn[] {
-  const n = texts.length;
+/**
+ * The record columns of a response whose records keep `keep` (all when `undefined`). One pass finds where each
+ * column's value lies in each held row (`at`: start and end per row and column, -1 when the row has no such
+ * member, reserved by the caller: {@link recordSlotBytes}); the columns then decode a cell from its row's text each
+ * time the writer asks, so no copy of the values is held.
+ */
+function recordColumns(texts: readonly string[], keep: ReadonlySet<string> | undefined, at: Int32Array): ArrowColumn[] {
   const fields = RECORD_FIELDS.filter(([key]) => keep === undefined || keep.has(key));
   const withBody = keep === undefined || keep.has('body');
-  const values = new Map<string, (bigint | number | string | null)[]>();
-  for (const [key] of fields) values.set(key, new Array<null>(n).fill(null));
-  if (withBody) for (const c of BODY_COLUMNS) values.set(c, new Array<null>(n).fill(null));
-  const readers = new Map(fields.map(([key, , read]) => [key, read]));
+  const slots = new Map<string, number>();
+  fields.forEach(([key], f) => slots.set(key, f));
+  if (withBody) BODY_COLUMNS.forEach((c, k) => slots.set(c, fields.length + k));
+  const width = slots.size;
+  at.fill(-1);
   texts.forEach((text, i) => {
-    for (const { key, raw } of jsonMembers(text)) {
-      if (key === 'body') {
-        for (const m of jsonMembers(raw)) {
-          const column = m.key === 'kind' ? 'body_kind' : m.key === 'value' ? 'body_value' : `body_${m.key}`;
-          const target = values.get(column);
-          if (target !== undefined) target[i] = m.key === 'value' ? m.raw : jsonStringValue(m.raw);
-        }
-        continue;
-      }
-      const read = readers.get(key);
-      const target = values.get(key);
-      if (read !== undefined && target !== undefined) target[i] = readValue(raw, read);
+    const base = i * width * 2;
+    const place = (column: string, start: number, end: number): void => {
+      const slot = slots.get(column);
+      if (slot === undefined) return;
+      at[base + 2 * slot] = start;
+      at[base + 2 * slot + 1] = end;
+    };
+    for (const m of jsonMembers(text)) {
+      if (m.key !== 'body') place(m.key, m.start, m.end);
+      else
+        for (const b of jsonMembers(text, m.start))
+          place(b.key === 'kind' ? 'body_kind' : `body_${b.key}`, b.start, b.end);
     }
   });
-  const columns: ArrowColumn[] = fields.map(([key, type]) => ({ name: key, type, values: values.get(key) ?? [] }));
-  if (withBody) for (const c of BODY_COLUMNS) columns.push({ name: c, type: 'utf8', values: values.get(c) ?? [] });
+  const raw = (i: number, slot: number): string | null => {
+    const start = at[(i * width + slot) * 2] as number;
+    return start < 0 ? null : (texts[i] as string).slice(start, at[(i * width + slot) * 2 + 1]);
+  };
+  const columns: ArrowColumn[] = fields.map(([key, type, read], slot) => ({
+    name: key,
+    type,
+    value: (i) => {
+      const r = raw(i, slot);
+      return r === null ? null : readValue(r, read);
+    },
+  }));
+  if (withBody)
+    BODY_COLUMNS.forEach((name, k) =>
+      columns.push({
+        name,
+        type: 'utf8',
+        value: (i) => {
+          const r = raw(i, fields.length + k);
+          // A structured body's value is JSON text; the other members are JSON strings.
+          return r === null ? null : name === 'body_value' ? r : jsonStringValue(r);
+        },
+      }),
+    );
   return columns;
+}
+
+/** Bytes of the value positions {@link recordColumns} keeps: two int32 per row and column. */
+function recordSlotBytes(rows: number): number {
+  return rows * (RECORD_FIELDS.length + BODY_COLUMNS.length) * 2 * 4;
 }
 
 /** The render step of a log query answered as an Arrow IPC stream (never streamed: see the module doc). */
@@ -128,33 +161,32 @@ export function renderArrowLogResult(
   let columns: ArrowColumn[];
   let length: number;
   if (groups && aggregator && agg) {
+    // Read straight from the groups the aggregator holds (their key strings are already reserved).
     length = groups.length;
-    const width = agg.by.length + (agg.kind === 'aggregate' ? 2 : 1);
-    // The column arrays: one slot per group and column (the key strings are the aggregator's, already reserved).
-    tracker.grow(length * width * 16);
+    const group = (i: number): Group => groups[i] as Group;
     columns = agg.by.map((_, t) => ({
       name: `key_${t}`,
       type: 'utf8' as const,
-      values: groups.map((g) => g.key[t] ?? null),
+      value: (i) => group(i).key[t] ?? null,
     }));
-    columns.push({ name: 'count', type: 'int64', values: groups.map((g) => BigInt(g.count)) });
+    columns.push({ name: 'count', type: 'int64', value: (i) => BigInt(group(i).count) });
     if (agg.kind === 'aggregate') {
       columns.push({
         name: 'value',
         type: 'float64',
-        values: groups.map((g) => {
-          const v = aggregator.valueOf(g);
+        value: (i) => {
+          const v = aggregator.valueOf(group(i));
           return v === null || !Number.isFinite(v) ? null : v;
-        }),
+        },
       });
     }
   } else {
     length = records.length;
-    // The values read back from the held rows: at most one more copy of each row's text, plus a slot per column.
-    for (const r of records) tracker.grow(retainedRowBytes(r.text) + (RECORD_FIELDS.length + 4) * 16);
+    tracker.grow(recordSlotBytes(length)); // reserve before retain: the value positions
     columns = recordColumns(
       records.map((r) => r.text),
       plan.projectKeys,
+      new Int32Array(recordSlotBytes(length) / 4),
     );
   }
   checkAborted(signal);

@@ -72,7 +72,7 @@ interface Answer {
 async function answer(
   text: string,
   format: ResultFormat,
-  o: { maxResultBytes?: number; poolBytes?: number } = {},
+  o: { maxResultBytes?: number; poolBytes?: number; observe?: boolean } = {},
 ): Promise<Answer> {
   const pool = createMemoryPool({ sizeBytes: o.poolBytes ?? 1 << 30 });
   const reservation = pool.createQuery('arrow');
@@ -82,7 +82,11 @@ async function answer(
     query: q(text),
     nowNs: NOW,
     defaultWindowSecs: 3600,
-    limits: { ...LIMITS, ...(o.maxResultBytes !== undefined ? { maxResultBytes: o.maxResultBytes } : {}) },
+    limits: {
+      ...LIMITS,
+      ...(o.maxResultBytes !== undefined ? { maxResultBytes: o.maxResultBytes } : {}),
+      ...(o.observe === true ? { enforcement: 'observe' as const } : {}),
+    },
     reservation,
     format,
   });
@@ -248,6 +252,15 @@ describe('Arrow answers are governed like JSON ones', () => {
       kind: 'query_result_limit',
       limitBytes: size - 1,
     });
+  });
+
+  test('observe mode serves a stream past max_result_bytes and reports the crossing with its size', async () => {
+    const size = okBody(await answer(text, 'arrow')).byteLength;
+    const observed = await answer(text, 'arrow', { maxResultBytes: size - 1, observe: true });
+    assert.equal(okBody(observed).byteLength, size);
+    assert.deepEqual(observed.outcome.status === 'ok' ? observed.outcome.crossed : null, [
+      { limit: 'max_result_bytes', value: size, ceiling: size - 1 },
+    ]);
   });
 
   test('the stream stays reserved on the query, at exactly its size, until it is released', async () => {

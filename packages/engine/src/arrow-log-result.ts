@@ -135,7 +135,7 @@ function recordColumns(texts: readonly string[], keep: ReadonlySet<string> | und
 }
 
 /** Bytes of the value positions {@link recordColumns} keeps: two int32 per row and column. */
-function recordSlotBytes(rows: number): number {
+export function recordSlotBytes(rows: number): number {
   return rows * (RECORD_FIELDS.length + BODY_COLUMNS.length) * 2 * 4;
 }
 

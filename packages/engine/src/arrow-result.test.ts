@@ -12,10 +12,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
-import { createMemoryPool } from '@sluice/limits';
+import { createMemoryPool, type QueryReservation } from '@sluice/limits';
 import type { ObjectStore, StoredLogRow } from '@sluice/storage';
 import { createLocalObjectStore } from '@sluice/storage';
-import { ARROW_METADATA } from './arrow-log-result.js';
+import { ARROW_METADATA, recordSlotBytes } from './arrow-log-result.js';
 import type { ExecuteOutcome, ResultFormat } from './execute.js';
 import { executeQuery } from './execute.js';
 import { H, T0, makeRows, writeDataFiles } from './testing/corpus.js';
@@ -266,5 +266,48 @@ describe('Arrow answers are governed like JSON ones', () => {
   test('the stream stays reserved on the query, at exactly its size, until it is released', async () => {
     const a = await answer(text, 'arrow');
     assert.equal(a.heldAfter, okBody(a).byteLength);
+  });
+
+  test('the value positions of held records are reserved before the stream is counted and built', async () => {
+    // Every grow in order: the positions (two int32 per row and column) must be reserved between the last record
+    // the collector holds and the body, so the stream is never built on unreserved memory.
+    const pool = createMemoryPool({ sizeBytes: 1 << 30 });
+    const inner = pool.createQuery('arrow-positions');
+    const grows: number[] = [];
+    const reservation: QueryReservation = {
+      get queryId() {
+        return inner.queryId;
+      },
+      get held() {
+        return inner.held;
+      },
+      get lastRefusal() {
+        return inner.lastRefusal;
+      },
+      get released() {
+        return inner.released;
+      },
+      tryGrow: (bytes) => {
+        grows.push(bytes);
+        return inner.tryGrow(bytes);
+      },
+      shrink: (bytes) => inner.shrink(bytes),
+      releaseAll: () => inner.releaseAll(),
+    };
+    const outcome = await executeQuery({
+      store,
+      tenant: 'acme',
+      query: q(`true | ${R} | limit 50`),
+      nowNs: NOW,
+      defaultWindowSecs: 3600,
+      limits: LIMITS,
+      reservation,
+      format: 'arrow',
+    });
+    const body = okBody({ outcome, heldAfter: 0 });
+    if (outcome.status === 'ok') outcome.budget.release();
+    assert.equal(tableFromIPC(body).numRows, 50);
+    assert.equal(grows.at(-1), body.byteLength, 'the body is the last grow');
+    assert.equal(grows.at(-2), recordSlotBytes(50), 'the value positions are reserved just before it');
   });
 });

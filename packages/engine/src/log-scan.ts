@@ -186,7 +186,8 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
           if (m === 0) continue;
           // The record columns the scan did not read; rendering them is material, kept out of bytes_read.
           // With `take` (the first `take` matches are all that will be rendered), only the pages holding rows from
-          // the first to the last of those are decoded (docs/design/query-engine.md, "Targeted rendering").
+          // the first to the last of those are decoded, into buffers of that range alone (the slice layout:
+          // rendering reads row by row) (docs/design/query-engine.md, "Targeted rendering").
           const readRecordRest = async (take?: number): Promise<Columns> => {
             const before = opened.source.bytesRead;
             const rows =
@@ -200,6 +201,7 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
               tracker,
               decoder,
               rows,
+              'slice',
             );
             materialBytes += opened.source.bytesRead - before;
             return { ...cols, ...second.cols };

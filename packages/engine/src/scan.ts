@@ -19,8 +19,16 @@ import type {
   ParquetFileHandle,
 } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError, countingSource, ensureZstd, openParquetFile } from '@sluice/storage';
-import { chunkKind, chunkRange, decodeChunk, UnsupportedChunk, type RowRange } from './decode/page-decoder.js';
-import type { ColumnData } from './decode/string-vector.js';
+import type { ColumnMetaData, SchemaElement } from 'hyparquet';
+import {
+  chunkKind,
+  chunkRange,
+  decodeChunk,
+  UnsupportedChunk,
+  type ChunkLayout,
+  type RowRange,
+} from './decode/page-decoder.js';
+import { RowSlice, type ColumnData } from './decode/string-vector.js';
 import { QueryAbort } from './failures.js';
 import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
@@ -175,7 +183,9 @@ export async function readReserved(
 
 /**
  * {@link readReserved} through the chosen decoder: with `columnar`, the columns Sluice's page decoder handles come
- * back as typed arrays and string vectors, the rest through hyparquet.
+ * back as typed arrays and string vectors, the rest through hyparquet. With `rows`, `layout` says whether the
+ * columns are laid out for the whole group (`group`, the default: what predicates and aggregation index) or for the
+ * range only (`slice`: {@link RowSlice}s, for row-by-row readers).
  * @throws as {@link readReserved}
  */
 export async function readReservedWith(
@@ -185,17 +195,21 @@ export async function readReservedWith(
   tracker: MemoryTracker,
   decoder: ColumnDecoderChoice,
   rows?: RowRange,
+  layout: ChunkLayout = 'group',
 ): Promise<ReservedColumns> {
   const present = new Set(file.handle.columnNames);
   let want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };
   // The reference path stays what it was: whole row groups through hyparquet.
   if (decoder === 'hyparquet') return readHyparquet(file, index, want, tracker);
-  const fast = await readColumnar(file, index, want, tracker, rows);
+  const fast = await readColumnar(file, index, want, tracker, rows, layout);
   want = want.filter((c) => !(c in fast.cols));
   if (want.length === 0) return fast;
   try {
-    const rest = await readHyparquet(file, index, want, tracker, rows);
+    const rest =
+      layout === 'slice' && rows !== undefined
+        ? await readHyparquetSlice(file, index, want, tracker, rows)
+        : await readHyparquet(file, index, want, tracker, rows);
     return { cols: { ...fast.cols, ...rest.cols }, reserved: fast.reserved + rest.reserved };
   } catch (e) {
     tracker.shrink(fast.reserved);
@@ -235,10 +249,35 @@ async function readHyparquet(
   }
 }
 
+/** Rows `rows` of `want` through hyparquet in the slice layout: each column a {@link RowSlice} of the values read. */
+async function readHyparquetSlice(
+  file: OpenedFile,
+  index: number,
+  want: string[],
+  tracker: MemoryTracker,
+  rows: RowRange,
+): Promise<ReservedColumns> {
+  const { handle } = file;
+  tracker.beforeDecode();
+  const reserved = tracker.grow(handle.estimateDecodedBytes(index, want)); // reserve before decode; bounds the slice
+  try {
+    const slice = await handle.readRowGroup(index, want, rows);
+    const numRows = handle.rowGroups[index]?.numRows ?? 0;
+    const cols: Record<string, ColumnData> = {};
+    for (const [name, values] of Object.entries(slice)) cols[name] = new RowSlice(values, rows.start, numRows);
+    return { cols, reserved };
+  } catch (e) {
+    tracker.shrink(reserved);
+    throw classified(e, file.key);
+  }
+}
+
 /**
  * Reads the columns of `want` that the columnar page decoder handles (docs/design/query-engine.md, "Columnar
- * decode"): each chunk's stored bytes are reserved while they are fetched and decoded, and the decoded buffers
- * stay reserved at their exact size. Columns it does not handle are left out of the result for hyparquet.
+ * decode"): each chunk's stored bytes are reserved before its fetch starts and until it is decoded, and the
+ * decoded buffers stay reserved at their exact size. The fetches of all chunks run together — one wait for
+ * storage instead of one per column — and are decoded in order as they arrive. Columns it does not handle are
+ * left out of the result for hyparquet.
  */
 async function readColumnar(
   file: OpenedFile,
@@ -246,48 +285,74 @@ async function readColumnar(
   want: readonly string[],
   tracker: MemoryTracker,
   rows?: RowRange,
+  layout: ChunkLayout = 'group',
 ): Promise<ReservedColumns> {
   const { handle } = file;
   const rg = handle.metadata.row_groups[index];
   const info = handle.rowGroups[index];
   if (rg === undefined || info === undefined) throw new RangeError(`no row group ${index}`);
   const elements = new Map(handle.metadata.schema.slice(1).map((e) => [e.name, e]));
+  const plan: {
+    name: string;
+    meta: ColumnMetaData;
+    element: SchemaElement;
+    kind: NonNullable<ReturnType<typeof chunkKind>>;
+    start: number;
+    length: number;
+  }[] = [];
+  for (const name of want) {
+    const chunks = rg.columns.filter((c) => c.meta_data?.path_in_schema[0] === name);
+    const meta = chunks.length === 1 ? chunks[0]?.meta_data : undefined;
+    const element = elements.get(name);
+    if (meta === undefined || element === undefined || (element.num_children ?? 0) > 0) continue;
+    const kind = chunkKind(meta, element);
+    if (kind === undefined) continue;
+    const { start, length } = chunkRange(meta);
+    if (!(Number.isSafeInteger(start) && start >= 0 && Number.isSafeInteger(length) && length >= 0))
+      throw classified(new RangeError('chunk range'), file.key);
+    plan.push({ name, meta, element, kind, start, length });
+  }
   const cols: Record<string, ColumnData> = {};
+  if (plan.length === 0) return { cols, reserved: 0 };
+  tracker.beforeDecode();
+  /** Per chunk, its stored bytes still reserved (0 once given back). */
+  const stored: number[] = [];
+  const fetches: Promise<Uint8Array>[] = [];
   let reserved = 0;
   try {
-    for (const name of want) {
-      const chunks = rg.columns.filter((c) => c.meta_data?.path_in_schema[0] === name);
-      const meta = chunks.length === 1 ? chunks[0]?.meta_data : undefined;
-      const element = elements.get(name);
-      if (meta === undefined || element === undefined || (element.num_children ?? 0) > 0) continue;
-      const kind = chunkKind(meta, element);
-      if (kind === undefined) continue;
-      const { start, length } = chunkRange(meta);
-      tracker.beforeDecode();
-      const stored = tracker.grow(length); // the chunk as stored, while it is decoded
+    for (const c of plan) stored.push(tracker.grow(c.length)); // reserve before the bytes arrive
+    for (const c of plan) {
+      const fetch = file.source.read(c.start, c.start + c.length);
+      fetch.catch(() => undefined); // awaited below; a failure before its turn is not unhandled
+      fetches.push(fetch);
+    }
+    for (let k = 0; k < plan.length; k++) {
+      const c = plan[k] as (typeof plan)[number];
+      let bytes: Uint8Array;
       try {
-        let bytes: Uint8Array;
-        try {
-          if (!(Number.isSafeInteger(start) && start >= 0 && length >= 0)) throw new RangeError('chunk range');
-          bytes = await file.source.read(start, start + length);
-        } catch (e) {
-          throw classified(e, file.key);
-        }
-        try {
-          const d = decodeChunk(bytes, meta, element, kind, info.numRows, tracker, rows);
-          cols[name] = d.data;
-          reserved += d.reserved;
-        } catch (e) {
-          if (e instanceof UnsupportedChunk) continue; // hyparquet reads it
-          throw classified(e, file.key);
-        }
+        bytes = await (fetches[k] as Promise<Uint8Array>);
+      } catch (e) {
+        throw classified(e, file.key);
+      }
+      try {
+        const d = decodeChunk(bytes, c.meta, c.element, c.kind, info.numRows, tracker, rows, layout);
+        cols[c.name] = d.data;
+        reserved += d.reserved;
+      } catch (e) {
+        if (e instanceof UnsupportedChunk) continue; // hyparquet reads it
+        throw classified(e, file.key);
       } finally {
-        tracker.shrink(stored);
+        tracker.shrink(stored[k] as number);
+        stored[k] = 0;
       }
     }
   } catch (e) {
     tracker.shrink(reserved);
     throw e;
+  } finally {
+    // A fetch still in flight keeps its reservation until its bytes have arrived (or it failed).
+    if (stored.some((b) => b > 0)) await Promise.allSettled(fetches);
+    for (const b of stored) tracker.shrink(b);
   }
   return { cols, reserved };
 }

@@ -14,11 +14,13 @@ import type { ColumnMetaData, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { zstdDecompress } from '@sluice/storage';
+import { readHybrid } from './rle-hybrid.js';
 import {
   BooleanVector,
   DictStringVector,
   FixedBytesVector,
   PlainStringVector,
+  RowSlice,
   decodeUtf8,
   type ColumnData,
 } from './string-vector.js';
@@ -189,20 +191,30 @@ export function decodeChunk(
   numRows: number,
   reserve: DecodeReserve,
   rows?: RowRange,
+  layout: ChunkLayout = 'group',
 ): DecodedChunk {
   if (Number(meta.num_values) !== numRows) throw new UnsupportedChunk('value count differs from row count');
   const optional = element.repetition_type === 'OPTIONAL';
   const ledger = new Ledger(reserve);
+  let out: OutRows = { base: 0, length: numRows };
+  if (layout === 'slice' && rows !== undefined) {
+    if (!(Number.isSafeInteger(rows.start) && rows.start >= 0 && rows.start <= rows.end && rows.end <= numRows))
+      throw new RangeError(`row range [${rows.start}, ${rows.end}) outside a group of ${numRows} rows`);
+    out = { base: rows.start, length: rows.end - rows.start };
+  }
   try {
     const data =
       kind === 'utf8'
-        ? decodeStrings(chunk, meta, optional, numRows, ledger, rows)
+        ? decodeStrings(chunk, meta, optional, numRows, ledger, out, rows)
         : kind === 'fixed'
-          ? decodeFixed(chunk, meta, optional, element.type_length ?? 0, numRows, ledger, rows)
+          ? decodeFixed(chunk, meta, optional, element.type_length ?? 0, numRows, ledger, out, rows)
           : kind === 'bool'
-            ? decodeBooleans(chunk, meta, optional, numRows, ledger, rows)
-            : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, rows);
-    return { data, reserved: ledger.kept };
+            ? decodeBooleans(chunk, meta, optional, numRows, ledger, out, rows)
+            : decodeNumbers(chunk, meta, optional, kind, numRows, ledger, out, rows);
+    return {
+      data: out.base === 0 && out.length === numRows ? data : new RowSlice(data, out.base, numRows),
+      reserved: ledger.kept,
+    };
   } catch (e) {
     reserve.shrink(ledger.kept);
     throw e;
@@ -216,6 +228,27 @@ export function decodeChunk(
 export interface RowRange {
   readonly start: number;
   readonly end: number;
+}
+
+/**
+ * How a read with a row range lays out its rows. `group`: arrays of the whole group, rows outside the range left
+ * zero / NULL (what predicates and aggregation index by group row). `slice`: arrays of the range only, wrapped in
+ * a {@link RowSlice} read by group row, so a targeted read allocates and reserves 4–10 bytes per row of the range,
+ * not of the group (docs/design/query-engine.md, "Targeted rendering").
+ */
+export type ChunkLayout = 'group' | 'slice';
+
+/** The rows a decode lays out: group rows `[base, base + length)` at indices `0 … length − 1`. */
+interface OutRows {
+  readonly base: number;
+  readonly length: number;
+}
+
+/** The part of a page's rows `[row, row + n)` that lands in `out`, as offsets into the page: `[from, to)`. */
+function overlap(out: OutRows, row: number, n: number): { from: number; to: number } {
+  const from = Math.max(0, out.base - row);
+  const to = Math.min(n, out.base + out.length - row);
+  return to > from ? { from, to } : { from: 0, to: 0 };
 }
 
 /**
@@ -279,13 +312,16 @@ function walkPages(
         numValues = dh.num_values;
         encoding = dh.encoding;
         bytes = decompress(meta.codec, raw, size);
-        const r = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+        valuesAt = 0;
         if (optional) {
+          // The levels: a 4-byte length, then the hybrid at width 1.
+          if (bytes.length < 4) throw new Error('page too short for its levels');
+          const levels = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
           defsReserved = ledger.transient(numValues);
           defs = new Uint8Array(numValues);
-          readRleBitPackedHybrid(r, 1, defs);
+          readHybrid(bytes, 4, 1, defs, numValues);
+          valuesAt = 4 + levels;
         }
-        valuesAt = r.offset;
       } else {
         const dh = header.data_page_header_v2;
         if (dh === undefined) throw new Error('data page v2 without header');
@@ -302,10 +338,7 @@ function walkPages(
         if (optional) {
           defsReserved = ledger.transient(numValues);
           defs = new Uint8Array(numValues);
-          if (levels > 0) {
-            const r = { view: new DataView(bytes.buffer, bytes.byteOffset, levels), offset: 0 };
-            readRleBitPackedHybrid(r, 1, defs, levels);
-          }
+          if (levels > 0) readHybrid(bytes.subarray(0, levels), 0, 1, defs, numValues);
         }
         valuesAt = levels;
       }
@@ -318,10 +351,11 @@ function walkPages(
   }
 }
 
-function presentCount(page: PageBody): number {
-  if (page.defs === undefined) return page.numValues;
+/** Present values among the page's first `upTo` rows (all of them by default). */
+function presentCount(page: PageBody, upTo = page.numValues): number {
+  if (page.defs === undefined) return upTo;
   let n = 0;
-  for (let k = 0; k < page.defs.length; k++) n += page.defs[k] === 1 ? 1 : 0;
+  for (let k = 0; k < upTo; k++) n += page.defs[k] === 1 ? 1 : 0;
   return n;
 }
 
@@ -332,10 +366,7 @@ function readIndices(page: PageBody, count: number, ledger: Ledger): { idx: Int3
   const { bytes, valuesAt } = page;
   const width = bytes[valuesAt] ?? 0;
   if (width > 32) throw new Error('dictionary index width above 32');
-  if (width > 0 && count > 0) {
-    const r = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: valuesAt + 1 };
-    readRleBitPackedHybrid(r, width, idx, bytes.length - valuesAt - 1);
-  }
+  if (width > 0) readHybrid(bytes, valuesAt + 1, width, idx, count);
   return { idx, reserved };
 }
 
@@ -346,11 +377,12 @@ function decodeNumbers(
   kind: NumberKind,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): Typed {
   const width = bytesPer(kind);
-  ledger.keep(numRows * width);
-  const out = typedArray(kind, numRows);
+  ledger.keep(target.length * width);
+  const out = typedArray(kind, target.length);
   const outBytes = new Uint8Array(out.buffer);
   let dict: Typed | undefined;
   let dictReserved = 0;
@@ -374,20 +406,24 @@ function decodeNumbers(
         if (page.defs !== undefined) throw new UnsupportedChunk('NULL in a numeric chunk');
         const n = page.numValues;
         if (row + n > numRows) throw new Error('more values than rows');
+        const { from, to } = overlap(target, row, n);
+        const at = row - target.base;
         if (page.encoding === 'PLAIN') {
           const len = n * width;
           if (page.valuesAt + len > page.bytes.length) throw new Error('page too short for its values');
-          outBytes.set(page.bytes.subarray(page.valuesAt, page.valuesAt + len), row * width);
+          const v = page.valuesAt;
+          outBytes.set(page.bytes.subarray(v + from * width, v + to * width), (at + from) * width);
         } else if (page.encoding === 'RLE_DICTIONARY' || page.encoding === 'PLAIN_DICTIONARY') {
           const d = dict;
           if (d === undefined) throw new Error('dictionary-encoded page without a dictionary');
-          const { idx, reserved } = readIndices(page, n, ledger);
+          // Only the indices up to the last laid-out row are decoded (the hybrid is read front to back).
+          const { idx, reserved } = readIndices(page, to, ledger);
           try {
             const dn = d.length;
-            for (let k = 0; k < n; k++) {
+            for (let k = from; k < to; k++) {
               const j = idx[k] as number;
               if (j >= dn) throw new Error('dictionary index out of range');
-              out[row + k] = d[j] as never;
+              out[at + k] = d[j] as never;
             }
           } finally {
             ledger.giveBack(reserved);
@@ -414,6 +450,7 @@ function decodeStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): ColumnData {
   // A chunk is dictionary or PLAIN throughout (Sluice's encoder re-lays a chunk whose dictionary overflows as
@@ -422,8 +459,8 @@ function decodeStrings(
   if (dictEncoded && meta.encodings.includes('PLAIN') && meta.dictionary_page_offset === undefined)
     throw new UnsupportedChunk('mixed encodings');
   return dictEncoded
-    ? decodeDictStrings(chunk, meta, optional, numRows, ledger, rows)
-    : decodePlainStrings(chunk, meta, optional, numRows, ledger, rows);
+    ? decodeDictStrings(chunk, meta, optional, numRows, ledger, target, rows)
+    : decodePlainStrings(chunk, meta, optional, numRows, ledger, target, rows);
 }
 
 function decodeDictStrings(
@@ -432,10 +469,11 @@ function decodeDictStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): DictStringVector {
-  ledger.keep(numRows * 4);
-  const indices = new Int32Array(numRows);
+  ledger.keep(target.length * 4);
+  const indices = new Int32Array(target.length);
   let dict: string[] | undefined;
   let row = 0;
   walkPages(
@@ -466,20 +504,22 @@ function decodeDictStrings(
       if (d === undefined) throw new Error('dictionary-encoded page without a dictionary');
       const n = page.numValues;
       if (row + n > numRows) throw new Error('more values than rows');
-      const present = presentCount(page);
-      const { idx, reserved } = readIndices(page, present, ledger);
+      const { from, to } = overlap(target, row, n);
+      const at = row - target.base;
+      // Values are read front to back: the indices up to the last laid-out row, those before `from` skipped.
+      const { idx, reserved } = readIndices(page, presentCount(page, to), ledger);
       try {
         const dn = d.length;
         const defs = page.defs;
-        let k = 0;
-        for (let r = 0; r < n; r++) {
+        let k = presentCount(page, from);
+        for (let r = from; r < to; r++) {
           if (defs !== undefined && defs[r] !== 1) {
-            indices[row + r] = -1;
+            indices[at + r] = -1;
             continue;
           }
           const j = idx[k++] as number;
           if (j >= dn) throw new Error('dictionary index out of range');
-          indices[row + r] = j;
+          indices[at + r] = j;
         }
       } finally {
         ledger.giveBack(reserved);
@@ -489,7 +529,8 @@ function decodeDictStrings(
     rows,
     (n) => {
       if (row + n > numRows) throw new Error('more values than rows');
-      indices.fill(-1, row, row + n);
+      const { from, to } = overlap(target, row, n);
+      indices.fill(-1, row - target.base + from, row - target.base + to);
       row += n;
     },
   );
@@ -503,13 +544,14 @@ function decodePlainStrings(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): PlainStringVector {
   // Per row: page number (2 bytes), start and length (4 + 4); the pages themselves are reserved as they are kept.
-  ledger.keep(numRows * 10);
-  const page = new Uint16Array(numRows);
-  const starts = new Int32Array(numRows);
-  const lens = new Int32Array(numRows);
+  ledger.keep(target.length * 10);
+  const page = new Uint16Array(target.length);
+  const starts = new Int32Array(target.length);
+  const lens = new Int32Array(target.length);
   const pages: Buffer[] = [];
   const pageRows: number[] = [];
   let row = 0;
@@ -531,23 +573,31 @@ function decodePlainStrings(
       const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
       const pi = pages.length;
       pages.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-      pageRows.push(row);
+      const { from, to } = overlap(target, row, n);
+      const at = row - target.base;
+      pageRows.push(at + from);
       let off = p.valuesAt;
       const defs = p.defs;
-      for (let r = 0; r < n; r++) {
-        const i = row + r;
-        page[i] = pi;
+      // Lengths are read front to back up to the last laid-out row; rows before `from` are walked, not kept.
+      for (let r = 0; r < to; r++) {
+        const i = at + r;
+        const keep = r >= from;
+        if (keep) page[i] = pi;
         if (defs !== undefined && defs[r] !== 1) {
-          lens[i] = -1;
-          starts[i] = off;
+          if (keep) {
+            lens[i] = -1;
+            starts[i] = off;
+          }
           continue;
         }
         if (off + 4 > b.length) throw new Error('page too short for its values');
         const len = v.getUint32(off, true);
         off += 4;
         if (len > b.length - off) throw new Error('value past the end of its page');
-        starts[i] = off;
-        lens[i] = len;
+        if (keep) {
+          starts[i] = off;
+          lens[i] = len;
+        }
         off += len;
       }
       row += n;
@@ -555,12 +605,13 @@ function decodePlainStrings(
     rows,
     (n) => {
       if (row + n > numRows) throw new Error('more values than rows');
-      lens.fill(-1, row, row + n);
+      const { from, to } = overlap(target, row, n);
+      lens.fill(-1, row - target.base + from, row - target.base + to);
       row += n;
     },
   );
   if (row !== numRows) throw new Error('fewer values than rows');
-  pageRows.push(numRows);
+  pageRows.push(target.length);
   ledger.keep(pageRows.length * 4);
   return new PlainStringVector(pages, page, starts, lens, Int32Array.from(pageRows));
 }
@@ -616,28 +667,33 @@ function decodeFixed(
   width: number,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): FixedBytesVector {
-  ledger.keep(numRows * (width + 1));
-  const bytes = new Uint8Array(numRows * width);
-  const present = new Uint8Array(numRows);
+  ledger.keep(target.length * (width + 1));
+  const bytes = new Uint8Array(target.length * width);
+  const present = new Uint8Array(target.length);
   const onData = (p: PageBody, row: number): void => {
     if (p.encoding !== 'PLAIN') throw new UnsupportedChunk(`encoding ${p.encoding}`);
     const n = p.numValues;
     const defs = p.defs;
     const src = p.bytes;
+    const { from, to } = overlap(target, row, n);
+    const at = row - target.base;
     let off = p.valuesAt;
     if (defs === undefined) {
       if (off + n * width > src.length) throw new Error('page too short for its values');
-      bytes.set(src.subarray(off, off + n * width), row * width);
-      present.fill(1, row, row + n);
+      bytes.set(src.subarray(off + from * width, off + to * width), (at + from) * width);
+      present.fill(1, at + from, at + to);
       return;
     }
-    for (let r = 0; r < n; r++) {
+    for (let r = 0; r < to; r++) {
       if (defs[r] !== 1) continue;
       if (off + width > src.length) throw new Error('page too short for its values');
-      bytes.set(src.subarray(off, off + width), (row + r) * width);
-      present[row + r] = 1;
+      if (r >= from) {
+        bytes.set(src.subarray(off, off + width), (at + r) * width);
+        present[at + r] = 1;
+      }
       off += width;
     }
   };
@@ -655,14 +711,17 @@ function decodeBooleans(
   optional: boolean,
   numRows: number,
   ledger: Ledger,
+  target: OutRows,
   rows?: RowRange,
 ): BooleanVector {
-  ledger.keep(numRows);
-  const values = new Uint8Array(numRows).fill(2);
+  ledger.keep(target.length);
+  const values = new Uint8Array(target.length).fill(2);
   const onData = (p: PageBody, row: number): void => {
     const n = p.numValues;
     const defs = p.defs;
     const src = p.bytes;
+    const { from, to } = overlap(target, row, n);
+    const at = row - target.base;
     if (p.encoding === 'RLE') {
       // The RLE/bit-packed hybrid at width 1 after a 4-byte length (hyparquet-writer writes booleans so).
       const present = presentCount(p);
@@ -672,19 +731,22 @@ function decodeBooleans(
         const r = { view: new DataView(src.buffer, src.byteOffset, src.byteLength), offset: p.valuesAt };
         readRleBitPackedHybrid(r, 1, bits);
         let k = 0;
-        for (let i = 0; i < n; i++)
-          if (defs === undefined || defs[i] === 1) values[row + i] = (bits[k++] as number) & 1;
+        for (let i = 0; i < to; i++) {
+          if (defs !== undefined && defs[i] !== 1) continue;
+          const bit = (bits[k++] as number) & 1;
+          if (i >= from) values[at + i] = bit;
+        }
       } finally {
         ledger.giveBack(held);
       }
     } else if (p.encoding === 'PLAIN') {
-      const at = p.valuesAt;
+      const valuesAt = p.valuesAt;
       let bit = 0;
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < to; i++) {
         if (defs !== undefined && defs[i] !== 1) continue;
-        const byte = at + (bit >> 3);
+        const byte = valuesAt + (bit >> 3);
         if (byte >= src.length) throw new Error('page too short for its values');
-        values[row + i] = ((src[byte] as number) >> (bit & 7)) & 1;
+        if (i >= from) values[at + i] = ((src[byte] as number) >> (bit & 7)) & 1;
         bit++;
       }
     } else throw new UnsupportedChunk(`encoding ${p.encoding}`);

@@ -103,6 +103,28 @@ export class BooleanVector extends RowVector {
   }
 }
 
+/**
+ * Rows `[base, base + inner.length)` of a row group, decoded alone (a targeted read's slice layout, see
+ * docs/design/query-engine.md, "Targeted rendering"): `get(i)` takes a group row, any other row reads NULL. Only
+ * row-by-row readers (rendering, sort keys) meet it; predicates and aggregation read whole-group layouts.
+ */
+export class RowSlice extends RowVector {
+  constructor(
+    readonly inner: ArrayLike<unknown> | RowVector,
+    readonly base: number,
+    /** The group's row count. */
+    readonly length: number,
+  ) {
+    super();
+  }
+  get(i: number): unknown {
+    const k = i - this.base;
+    if (k < 0 || k >= this.inner.length) return null;
+    const c = this.inner;
+    return c instanceof RowVector ? c.get(k) : c[k];
+  }
+}
+
 /** Any decoded column of one row group: an array-like of values, or a {@link RowVector}. */
 export type ColumnData = ArrayLike<unknown> | RowVector;
 

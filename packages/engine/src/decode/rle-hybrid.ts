@@ -1,0 +1,82 @@
+/**
+ * @module rle-hybrid
+ * Parquet's RLE / bit-packed hybrid (definition levels, dictionary indices) read into a typed array, stopping at
+ * the values asked for (docs/design/query-engine.md, "Columnar decode"). Against hyparquet's reader it fills an
+ * RLE run with one `fill` instead of a store per value, and it never writes past `count`: a targeted read that
+ * needs a page's first rows only asks for those, where hyparquet's reader would still walk every run to its end.
+ * Same bytes, same values: widths above {@link MAX_HYBRID_WIDTH} go to hyparquet's reader.
+ */
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+
+/** Widest value this reader unpacks with 32-bit arithmetic (an index into a dictionary of 16 M entries). */
+export const MAX_HYBRID_WIDTH = 24;
+
+/**
+ * Reads the first `count` values of the hybrid encoding at `src[at…]` (values of `width` bits) into `out`.
+ * A run that would read past the end of `src` is damage: it throws.
+ */
+export function readHybrid(
+  src: Uint8Array,
+  at: number,
+  width: number,
+  out: Int32Array | Uint8Array,
+  count: number,
+): void {
+  if (count <= 0) return;
+  if (width > MAX_HYBRID_WIDTH) {
+    // Rare enough (dictionaries above 16 M entries) to pay hyparquet's full walk; it fills exactly `out`.
+    const full = new Int32Array(count);
+    readRleBitPackedHybrid(
+      { view: new DataView(src.buffer, src.byteOffset, src.byteLength), offset: at },
+      width,
+      full,
+      src.length - at,
+    );
+    out.set(full);
+    return;
+  }
+  const end = src.length;
+  const mask = (1 << width) - 1;
+  const valueBytes = (width + 7) >> 3;
+  let pos = at;
+  let seen = 0;
+  while (seen < count) {
+    let header = 0;
+    let shift = 0;
+    let b: number;
+    do {
+      if (pos >= end) throw new Error('hybrid run header past the end of its page');
+      b = src[pos++] as number;
+      header += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80);
+    const runs = Math.floor(header / 2);
+    if (header % 2 === 0) {
+      // RLE: one value, little-endian in whole bytes, repeated `runs` times.
+      if (pos + valueBytes > end) throw new Error('hybrid run value past the end of its page');
+      let v = 0;
+      for (let k = 0; k < valueBytes; k++) v += (src[pos++] as number) * 2 ** (8 * k);
+      const take = Math.min(runs, count - seen);
+      out.fill(v, seen, seen + take);
+      seen += take;
+      continue;
+    }
+    // Bit-packed: `runs` groups of 8 values, least significant bit first.
+    let left = runs * 8;
+    let acc = 0;
+    let bits = 0;
+    while (left > 0 && seen < count) {
+      while (bits < width) {
+        if (pos >= end) throw new Error('bit-packed run past the end of its page');
+        acc |= (src[pos++] as number) << bits; // bits < 24: the sum stays below 2^31
+        bits += 8;
+      }
+      out[seen++] = acc & mask;
+      acc >>>= width;
+      bits -= width;
+      left--;
+    }
+    // The rest of this run's bytes (whole groups) are skipped.
+    pos += Math.ceil((left * width - bits) / 8);
+  }
+}

@@ -17,6 +17,7 @@ import type { MemoryTracker } from './tracker.js';
 import { compareKeys } from '@sluice/storage';
 import { DictStringVector, cellReader } from './decode/string-vector.js';
 import { dictIds, keyIds, u64Ids, type TermIds } from './decode/term-ids.js';
+import { DIRECT_TABLE_BYTES, DIRECT_VALUES, countDict, countU64 } from './decode/term-counts.js';
 
 /** One group. */
 export interface Group {
@@ -129,6 +130,8 @@ export class Aggregator {
   readonly #nested: NestedGroups = new Map();
   /** Rows dropped for a NULL group key. */
   excluded = 0;
+  /** The direct table of `count by` one u64 term, reserved for the query once allocated. */
+  #direct: Int32Array | undefined;
 
   constructor(stage: CountStage | AggregateStage, tracker: MemoryTracker) {
     this.#stage = stage;
@@ -213,6 +216,7 @@ export class Aggregator {
       if (m > 0) this.#groupFor([]).count += m;
       return true;
     }
+    if (stage.by.length === 1 && this.#countOneTerm(stage.by[0] as GroupTerm, cols, sel, m)) return true;
     const terms = stage.by.map((t) => this.#termIds(t, cols, attrs, sel, m));
     const a = terms[0] as TermIds;
     const b = terms[1];
@@ -240,6 +244,39 @@ export class Aggregator {
     if (dense !== undefined) for (let c = 0; c < dense.length; c++) emit(c, dense[c] as number);
     else for (const [c, n] of sparse ?? []) emit(c, n);
     return true;
+  }
+
+  /**
+   * `count by t` for one u64 or dictionary term, counted from the column itself (decode/term-counts.ts); false
+   * when the term is of another kind. The u64 direct table is reserved once, before it is first allocated, and
+   * kept for the query; a dictionary's counters are reserved while they live.
+   */
+  #countOneTerm(t: GroupTerm, cols: Columns, sel: Int32Array | null, m: number): boolean {
+    if (t.kind !== 'path' || !(t.path.kind === 'field' || isPromotedService(t.path))) return false;
+    const c = cols[pathColumn(t.path)];
+    if (c instanceof BigUint64Array || c instanceof BigInt64Array) {
+      if (this.#direct === undefined) {
+        this.#tracker.grow(DIRECT_TABLE_BYTES); // reserve before retention
+        this.#direct = new Int32Array(DIRECT_VALUES);
+      }
+      for (const { text, count } of countU64(c, sel, m, this.#direct)) this.#groupFor([text]).count += count;
+      return true;
+    }
+    if (c instanceof DictStringVector) {
+      const bytes = this.#tracker.grow(c.dict.length * 4);
+      try {
+        const counts = new Int32Array(c.dict.length);
+        this.excluded += countDict(c, sel, m, counts);
+        for (let j = 0; j < counts.length; j++) {
+          const n = counts[j] as number;
+          if (n > 0) this.#groupFor([c.dict[j] as string]).count += n;
+        }
+      } finally {
+        this.#tracker.shrink(bytes);
+      }
+      return true;
+    }
+    return false;
   }
 
   #termIds(t: GroupTerm, cols: Columns, attrs: AttrReader, sel: Int32Array | null, m: number): TermIds {

@@ -506,6 +506,19 @@ function decodeDictStrings(
       if (row + n > numRows) throw new Error('more values than rows');
       const { from, to } = overlap(target, row, n);
       const at = row - target.base;
+      if (page.defs === undefined && from === 0) {
+        // No NULLs and the page's first row laid out: the indices go straight into the kept buffer.
+        const out = indices.subarray(at, at + to);
+        const { bytes, valuesAt } = page;
+        const width = bytes[valuesAt] ?? 0;
+        if (width > 32) throw new Error('dictionary index width above 32');
+        if (width === 0) out.fill(0);
+        else if (readHybrid(bytes, valuesAt + 1, width, out, to) >= d.length)
+          throw new Error('dictionary index out of range');
+        if (to > 0 && d.length === 0) throw new Error('dictionary index out of range');
+        row += n;
+        return;
+      }
       // Values are read front to back: the indices up to the last laid-out row, those before `from` skipped.
       const { idx, reserved } = readIndices(page, presentCount(page, to), ledger);
       try {

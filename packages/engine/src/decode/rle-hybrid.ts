@@ -12,7 +12,8 @@ import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 export const MAX_HYBRID_WIDTH = 24;
 
 /**
- * Reads the first `count` values of the hybrid encoding at `src[at…]` (values of `width` bits) into `out`.
+ * Reads the first `count` values of the hybrid encoding at `src[at…]` (values of `width` bits) into `out`, and
+ * returns the largest of them (0 when `count` is 0), so a dictionary index range check is one comparison.
  * A run that would read past the end of `src` is damage: it throws.
  */
 export function readHybrid(
@@ -21,8 +22,8 @@ export function readHybrid(
   width: number,
   out: Int32Array | Uint8Array,
   count: number,
-): void {
-  if (count <= 0) return;
+): number {
+  if (count <= 0) return 0;
   if (width > MAX_HYBRID_WIDTH) {
     // Rare enough (dictionaries above 16 M entries) to pay hyparquet's full walk; it fills exactly `out`.
     const full = new Int32Array(count);
@@ -33,13 +34,16 @@ export function readHybrid(
       src.length - at,
     );
     out.set(full);
-    return;
+    let top = 0;
+    for (let k = 0; k < count; k++) top = Math.max(top, full[k] as number);
+    return top;
   }
   const end = src.length;
   const mask = (1 << width) - 1;
   const valueBytes = (width + 7) >> 3;
   let pos = at;
   let seen = 0;
+  let top = 0;
   while (seen < count) {
     let header = 0;
     let shift = 0;
@@ -58,6 +62,7 @@ export function readHybrid(
       for (let k = 0; k < valueBytes; k++) v += (src[pos++] as number) * 2 ** (8 * k);
       const take = Math.min(runs, count - seen);
       out.fill(v, seen, seen + take);
+      if (take > 0 && v > top) top = v;
       seen += take;
       continue;
     }
@@ -71,7 +76,9 @@ export function readHybrid(
         acc |= (src[pos++] as number) << bits; // bits < 24: the sum stays below 2^31
         bits += 8;
       }
-      out[seen++] = acc & mask;
+      const v = acc & mask;
+      out[seen++] = v;
+      if (v > top) top = v;
       acc >>>= width;
       bits -= width;
       left--;
@@ -79,4 +86,5 @@ export function readHybrid(
     // The rest of this run's bytes (whole groups) are skipped.
     pos += Math.ceil((left * width - bits) / 8);
   }
+  return top;
 }

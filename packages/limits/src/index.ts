@@ -6,7 +6,7 @@
  */
 export type { GrowOutcome, GrowRefused, MemoryCeiling, MemoryRefusalKind } from './grow-outcome.js';
 export { classifyRefusal } from './grow-outcome.js';
-export type { QueryReservation } from './query-reservation.js';
+export type { PoolReservation, QueryGroup, QueryReservation } from './query-reservation.js';
 export type {
   CreateQueryOptions,
   MemoryPool,

@@ -7,7 +7,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import { SlotReservation } from './query-reservation.js';
-import type { QueryReservation } from './query-reservation.js';
+import type { PoolReservation, QueryGroup } from './query-reservation.js';
 import {
   H_MAGIC,
   H_PEAK,
@@ -20,6 +20,8 @@ import {
   GUARD_PAUSED,
   OWNER_BUSY,
   POOL_MAGIC,
+  S_GROUP,
+  S_GROUP_PEAK,
   S_GUARD,
   S_HELD,
   S_OWNER,
@@ -71,6 +73,11 @@ export interface CreateQueryOptions {
    * (docs/design/query-governance.md, "Fair shares"). Absent or 0: the whole pool.
    */
   readonly leaveFreeBytes?: number;
+  /**
+   * Join a query group (a helper worker scanning a share of the query's row groups): the slot counts with the
+   * group's other slots for the ceiling and the 422/503 rule (docs/design/query-governance.md, "Parallel scans").
+   */
+  readonly group?: QueryGroup;
 }
 
 /** One query's figures in the slot table, for the server log and for audits. */
@@ -104,7 +111,7 @@ export interface MemoryPool {
    * validation happens earlier). Error when every slot is taken (more running queries than `maxQueries`: a wiring
    * bug, since the admission gate bounds concurrency).
    */
-  createQuery(queryId: string, options?: CreateQueryOptions): QueryReservation;
+  createQuery(queryId: string, options?: CreateQueryOptions): PoolReservation;
   /** Every live reservation, in slot order. */
   consumers(): PoolConsumer[];
   /** The `n` largest holders, largest first (for the server log of a refusal, never the response). */
@@ -199,7 +206,7 @@ class SharedPool implements MemoryPool {
     return this.size - this.reserved();
   }
 
-  createQuery(queryId: string, options?: CreateQueryOptions): QueryReservation {
+  createQuery(queryId: string, options?: CreateQueryOptions): PoolReservation {
     const maxBytes = options?.maxBytes;
     if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < 1 || maxBytes > this.size)) {
       throw new RangeError(
@@ -222,11 +229,14 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_HELD), 0n);
       Atomics.store(words, slotWord(slot, S_PEAK), 0n);
       Atomics.store(words, slotWord(slot, S_THREAD), BigInt(threadId));
+      const group = options?.group?.ticket ?? 0n;
+      Atomics.store(words, slotWord(slot, S_GROUP), group);
+      Atomics.store(words, slotWord(slot, S_GROUP_PEAK), 0n);
       // GUARD is left as it is: 0 from the last release, or paused by a repair running now (the new owner then
       // waits for it before its first update).
       writeSlotId(cells, slot, queryId);
       Atomics.store(words, owner, ticket); // publishes the id and figures above
-      return new SlotReservation(cells, slot, ticket, queryId, maxBytes, leaveFree);
+      return new SlotReservation(cells, slot, ticket, queryId, maxBytes, leaveFree, group);
     }
     throw new Error(
       `memory pool has no free query slot (${cells.slots} slots); raise maxQueries above max_concurrent_queries`,
@@ -261,6 +271,7 @@ class SharedPool implements MemoryPool {
       Atomics.store(words, slotWord(slot, S_PEAK), 0n);
       Atomics.store(words, slotWord(slot, S_THREAD), 0n);
       Atomics.store(words, slotWord(slot, S_GUARD), 0n);
+      Atomics.store(words, slotWord(slot, S_GROUP), 0n);
       Atomics.store(words, slotWord(slot, S_OWNER), 0n);
     }
     return bytes;

@@ -45,6 +45,14 @@ export const S_PEAK = 2;
 export const S_THREAD = 3;
 export const S_ID_LEN = 4;
 export const S_GUARD = 5;
+/**
+ * The query group a slot belongs to (docs/design/query-governance.md, "Parallel scans"): the ticket of the group's
+ * leading slot, or 0 for a slot that shares nothing. Slots of one group are one query: their held bytes are summed
+ * for its ceiling and for the 422/503 rule.
+ */
+export const S_GROUP = 6;
+/** The most this slot saw its group hold at once (its own grows, summed with the other members at that moment). */
+export const S_GROUP_PEAK = 7;
 export const SLOT_WORDS = 8;
 
 /** GUARD: the owning thread is inside an update of the total and the slot. */
@@ -127,6 +135,8 @@ export function releaseSlot(cells: PoolCells, slot: number, ticket: bigint): num
   Atomics.store(words, slotWord(slot, S_THREAD), 0n);
   Atomics.store(words, slotWord(slot, S_ID_LEN), 0n);
   Atomics.store(words, slotWord(slot, S_GUARD), 0n);
+  Atomics.store(words, slotWord(slot, S_GROUP), 0n);
+  Atomics.store(words, slotWord(slot, S_GROUP_PEAK), 0n);
   Atomics.store(words, slotWord(slot, S_OWNER), 0n);
   return Number(held);
 }

@@ -11,6 +11,8 @@ import {
   GUARD_PAUSED,
   H_PEAK,
   H_RESERVED,
+  S_GROUP,
+  S_GROUP_PEAK,
   S_GUARD,
   S_HELD,
   S_OWNER,
@@ -51,6 +53,31 @@ export interface QueryReservation {
 }
 
 /**
+ * One query's group of slots (docs/design/query-governance.md, "Parallel scans"): a query whose scan is shared
+ * with helper workers holds one slot per worker, all carrying the leading slot's ticket. Structured-clone-able:
+ * the coordinating worker posts it to its helpers, which join it with `createQuery(id, { group })`.
+ */
+export interface QueryGroup {
+  readonly kind: 'sluice.query_group';
+  readonly ticket: bigint;
+}
+
+/** A reservation as the pool creates it: a {@link QueryReservation} that can share its query with helpers. */
+export interface PoolReservation extends QueryReservation {
+  /**
+   * Makes this reservation the leading slot of a query group and returns the group for helpers to join. From
+   * then on every grow of any member checks the query ceiling and classifies refusals on the group's summed
+   * held bytes. Idempotent.
+   */
+  openGroup(): QueryGroup;
+  /**
+   * The most this query held at once as this slot saw it: the slot's own peak, or for a group member the largest
+   * group sum seen at its own grows (the query's peak is the largest of its members' figures).
+   */
+  readonly peakBytes: number;
+}
+
+/**
  * Test seam (a deterministic pause hook): when set, runs in this thread after a grow has read the
  * pool total and before its compare-exchange, so a test can move the total in between and prove the lost race is
  * retried. Per thread (module state); never set in production.
@@ -78,7 +105,7 @@ export function setAfterTotalCommitHook(hook: (() => void) | null): void {
  * shared buffer: only `tryGrow` reads it, and that runs in the thread that created this object, the one thread
  * that grows this slot.
  */
-export class SlotReservation implements QueryReservation {
+export class SlotReservation implements PoolReservation {
   readonly queryId: string;
   #cells: PoolCells;
   #slot: number;
@@ -88,6 +115,8 @@ export class SlotReservation implements QueryReservation {
   #limit: bigint;
   #released = false;
   #lastRefusal: GrowRefused | undefined;
+  /** The group ticket when this slot shares its query (0n: alone). */
+  #group: bigint;
 
   constructor(
     cells: PoolCells,
@@ -96,7 +125,9 @@ export class SlotReservation implements QueryReservation {
     queryId: string,
     maxBytes: number | undefined,
     leaveFreeBytes = 0,
+    group = 0n,
   ) {
+    this.#group = group;
     this.#cells = cells;
     this.#limit = cells.size - BigInt(leaveFreeBytes);
     this.#slot = slot;
@@ -109,6 +140,37 @@ export class SlotReservation implements QueryReservation {
   get held(): number {
     if (!this.#owned()) return 0;
     return Number(Atomics.load(this.#cells.words, slotWord(this.#slot, S_HELD)));
+  }
+
+  get peakBytes(): number {
+    if (!this.#owned()) return 0;
+    const field = this.#group === 0n ? S_PEAK : S_GROUP_PEAK;
+    return Number(Atomics.load(this.#cells.words, slotWord(this.#slot, field)));
+  }
+
+  openGroup(): QueryGroup {
+    this.#assertOwned('openGroup');
+    if (this.#group === 0n) {
+      const { words } = this.#cells;
+      this.#group = this.#ticket;
+      // Alone until now, so the group's peak so far is this slot's own.
+      Atomics.store(words, slotWord(this.#slot, S_GROUP_PEAK), Atomics.load(words, slotWord(this.#slot, S_PEAK)));
+      Atomics.store(words, slotWord(this.#slot, S_GROUP), this.#ticket);
+    }
+    return { kind: 'sluice.query_group', ticket: this.#group };
+  }
+
+  /** Bytes held now by every live slot of this slot's group (this slot's own when it is alone). */
+  #queryHeld(): bigint {
+    const { words, slots } = this.#cells;
+    if (this.#group === 0n) return Atomics.load(words, slotWord(this.#slot, S_HELD));
+    let sum = 0n;
+    for (let slot = 0; slot < slots; slot++) {
+      if (Atomics.load(words, slotWord(slot, S_OWNER)) <= 0n) continue;
+      if (Atomics.load(words, slotWord(slot, S_GROUP)) !== this.#group) continue;
+      sum += Atomics.load(words, slotWord(slot, S_HELD));
+    }
+    return sum;
   }
 
   get lastRefusal(): GrowRefused | undefined {
@@ -134,9 +196,11 @@ export class SlotReservation implements QueryReservation {
   #grow(bytes: number): GrowOutcome {
     const { words, size } = this.#cells;
     const add = BigInt(bytes);
+    // A query whose scan is shared is one query: its ceiling and the 422/503 rule see the sum of its slots.
+    const queryHeld = this.#queryHeld();
     if (this.#maxBytes !== undefined) {
       // Checked before the pool total is read, so a query over its own ceiling never moves the total.
-      const held = Atomics.load(words, slotWord(this.#slot, S_HELD));
+      const held = queryHeld;
       if (held + add > this.#maxBytes) {
         const refused = queryCeilingRefusal(Number(held), bytes, Number(size), Number(this.#maxBytes));
         this.#lastRefusal = refused;
@@ -149,8 +213,7 @@ export class SlotReservation implements QueryReservation {
       const current = Atomics.load(words, H_RESERVED);
       const next = current + add;
       if (next > this.#limit) {
-        const held = Number(Atomics.load(words, slotWord(this.#slot, S_HELD)));
-        const refused = refusal(held, bytes, Number(size));
+        const refused = refusal(Number(queryHeld), bytes, Number(size));
         this.#lastRefusal = refused;
         return refused;
       }
@@ -174,6 +237,12 @@ export class SlotReservation implements QueryReservation {
       const seen = Atomics.compareExchange(words, peakIndex, peak, held);
       if (seen === peak) break;
       peak = seen;
+    }
+    if (this.#group !== 0n) {
+      // Only this thread writes this slot's group peak.
+      const seen = queryHeld + add;
+      const groupPeak = slotWord(this.#slot, S_GROUP_PEAK);
+      if (seen > Atomics.load(words, groupPeak)) Atomics.store(words, groupPeak, seen);
     }
     return GROW_OK;
   }

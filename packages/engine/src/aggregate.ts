@@ -321,6 +321,28 @@ export class Aggregator {
     return g;
   }
 
+  /** Every group so far, unsorted (a helper's partial table; no synthetic empty group). */
+  partialGroups(): Group[] {
+    return [...this.#groups.values()];
+  }
+
+  /**
+   * Adds a helper's partial table (docs/design/query-engine.md, "Parallel scans"): counts add, minima and maxima
+   * combine; each group new to this table is reserved before insertion. Exact only for the stages
+   * `mergesExactly` admits (a floating-point sum depends on the order of its additions).
+   */
+  merge(groups: readonly Group[], excluded: number): void {
+    for (const p of groups) {
+      const g = this.#groupFor(p.key);
+      g.count += p.count;
+      g.n += p.n;
+      g.sum += p.sum;
+      if (p.min < g.min) g.min = p.min;
+      if (p.max > g.max) g.max = p.max;
+    }
+    this.excluded += excluded;
+  }
+
   /** The aggregate value of a group (`null` when no numeric input). */
   valueOf(g: Group): number | null {
     if (this.#stage.kind !== 'aggregate' || g.n === 0) return null;

@@ -25,6 +25,7 @@ import { scanLogFiles, type ScanSinks } from './log-scan.js';
 import type { ExecuteOutcome } from './outcome.js';
 import { RecordCollector } from './records.js';
 import type { ColumnDecoderChoice } from './scan.js';
+import type { ScanHelpers } from './scan-share.js';
 import { MemoryTracker, type HeapReclaimer } from './tracker.js';
 import { queryWindow } from './window.js';
 
@@ -93,6 +94,11 @@ export interface ExecuteOptions {
    * stream of the records or aggregation groups. Drift statements and streamed queries are always JSON.
    */
   readonly format?: ResultFormat;
+  /**
+   * Helper workers an aggregation may lend part of its scan to (docs/design/query-engine.md, "Parallel scans").
+   * Absent: the whole scan runs here.
+   */
+  readonly helpers?: ScanHelpers;
 }
 
 /** The format of a query's response body. */
@@ -184,6 +190,7 @@ async function runLogQuery(
       ...(options.footers !== undefined ? { footers: options.footers } : {}),
       tracker,
       corrupt,
+      ...(options.helpers !== undefined ? { helpers: options.helpers } : {}),
     },
     plan,
     sinks,

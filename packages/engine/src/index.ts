@@ -27,3 +27,5 @@ export { MAX_REGEX_PATTERN_BYTES } from './predicate-eval.js';
 export type { TailPollOptions, TailPollOutcome } from './tail-poll.js';
 export { pollTail } from './tail-poll.js';
 export { projectedKeys } from './records.js';
+export type { LendResult, PartialScan, ScanHelpers, ShareOutcome } from './scan-share.js';
+export { executeScanShare, mergesExactly } from './scan-share.js';

@@ -5,7 +5,7 @@
  */
 import type { ListEntry, ListOptions, ObjectStore } from '@sluice/storage';
 import { StorageUnavailableError } from '@sluice/storage';
-import type { MemoryPool } from '@sluice/limits';
+import type { MemoryPool, PoolReservation } from '@sluice/limits';
 import { createMemoryPool } from '@sluice/limits';
 import { parseQuery } from '@sluice/query';
 import type { Query } from '@sluice/query';
@@ -14,6 +14,7 @@ import { executeQuery } from '../execute.js';
 import type { HeapReclaimer } from '../tracker.js';
 import type { CorruptObjectPolicy } from '../corrupt-objects.js';
 import type { ColumnDecoderChoice } from '../scan.js';
+import type { ScanHelpers } from '../scan-share.js';
 
 /** Default caps for tests. */
 export const LIMITS: ExecuteLimits = {
@@ -55,6 +56,8 @@ export interface RunOptions {
   readonly defaultWindowSecs?: number;
   /** Which decoder reads data files (default: the engine's default, `columnar`). */
   readonly decoder?: ColumnDecoderChoice;
+  /** Helper workers for the query, given its reservation (to open the query's group on). */
+  readonly helpers?: (reservation: PoolReservation) => ScanHelpers;
 }
 
 const bigPool = createMemoryPool({ sizeBytes: 1 << 30 });
@@ -78,6 +81,7 @@ export async function run(store: ObjectStore, text: string | Query, o: RunOption
       ...(o.reclaim ? { reclaim: o.reclaim } : {}),
       ...(o.onCorruptObject ? { onCorruptObject: o.onCorruptObject } : {}),
       ...(o.decoder ? { decoder: o.decoder } : {}),
+      ...(o.helpers ? { helpers: o.helpers(reservation) } : {}),
     });
     const heldAfter = reservation.held;
     if (outcome.status === 'ok') {

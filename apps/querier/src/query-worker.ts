@@ -10,20 +10,32 @@ import { runInNewContext } from 'node:vm';
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import {
   executeQuery,
+  executeScanShare,
   listTemplates,
   pollTail,
   type ExecuteOutcome,
+  type LendResult,
   type LineSink,
   type QueryFailure,
+  type ScanHelpers,
+  type ShareOutcome,
   type TailPollOutcome,
 } from '@sluice/engine';
-import { attachMemoryPool, describeLimitError, limitErrorDetails, type CeilingCrossed } from '@sluice/limits';
+import {
+  attachMemoryPool,
+  describeLimitError,
+  limitErrorDetails,
+  type CeilingCrossed,
+  type PoolReservation,
+  type QueryReservation,
+} from '@sluice/limits';
+import type { Query } from '@sluice/query';
 import { createHeapReclaimer } from './heap-reclaimer.js';
 import type { QueryError } from './query-error.js';
 import { storageCorruptError, storageUnavailableError } from './storage-failure-text.js';
 import { createStorageWatch } from './storage-watch.js';
 import { createWorkerFooterCache, relievingReservation } from './worker-footer-cache.js';
-import type { FromQueryWorker, QueryWorkerData, ToQueryWorker } from './worker-protocol.js';
+import type { FromQueryWorker, LendAnswer, QueryWorkerData, ShareRequest, ToQueryWorker } from './worker-protocol.js';
 import { workerSeams } from './worker-seams.js';
 
 function requirePort(): MessagePort {
@@ -44,6 +56,10 @@ const store = watch.wrap(
 const footers = createWorkerFooterCache({ pool, capacityBytes: settings.footerCacheBytes, threadId });
 const idleHeldBytes = (): number => footers.cache.heldBytes;
 const running = new Map<string, AbortController>();
+/** Per coordinated query: its lend waiting for the main thread's `lent` (docs/design/query-governance.md, "Parallel scans"). */
+const lends = new Map<string, (answer: LendAnswer) => void>();
+/** Per helper share answered `ok`: its reservation (the partial's group table), held until `release_share`. */
+const shares = new Map<string, QueryReservation>();
 /** Per streamed query: its batches sent and not yet taken by the main thread, by sequence number. */
 const untaken = new Map<string, Map<number, { resolve(): void; reject(e: Error): void }>>();
 // Workers cannot be started with --expose-gc; this is the supported way to get a `gc` function inside one.
@@ -124,12 +140,18 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   // The per-query ceiling (querier.limits.max_query_memory_bytes) is checked by the reservation itself; in observe
   // mode its ceiling is only what the pool leaves this lane, and the configured one is compared with the peak after.
   // Before a pool refusal stands, this worker's cached footers are given back and the grow is tried once more.
-  const reservation = relievingReservation(
-    pool.createQuery(message.id, { maxBytes: settings.maxQueryBytes, leaveFreeBytes: message.leaveFreeBytes }),
-    footers.relieve,
-  );
+  const raw = pool.createQuery(message.id, {
+    maxBytes: settings.maxQueryBytes,
+    leaveFreeBytes: message.leaveFreeBytes,
+  });
+  const reservation = relievingReservation(raw, footers.relieve);
   let outcome: ExecuteOutcome;
   const job = message.job;
+  const lent: { loss?: QueryError; peakBytes: number } = { peakBytes: 0 };
+  const helpers =
+    message.mayLend === true && job.kind === 'query'
+      ? lendingHelpers(message.id, job.query, raw, controller.signal, lent)
+      : undefined;
   try {
     outcome =
       job.kind === 'tail_poll'
@@ -175,6 +197,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
               onCorruptObject: settings.onCorruptObject,
               reclaim: reclaimer.reclaim,
               footers: footers.cache,
+              ...(helpers !== undefined ? { helpers } : {}),
               ...(message.stream === true
                 ? {
                     stream: {
@@ -195,7 +218,8 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
     running.delete(message.id);
     untaken.delete(message.id);
   }
-  const peakBytes = pool.consumers().find((c) => c.queryId === message.id)?.peakBytes ?? reservation.held;
+  // A query that lent a share peaked where the sum of its slots did, as either side saw it.
+  const peakBytes = Math.max(raw.peakBytes, lent.peakBytes);
   if (outcome.status === 'ok') {
     const crossed: CeilingCrossed[] = [...(outcome.crossed ?? [])];
     const observed = settings.observedQueryBytes;
@@ -225,7 +249,109 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   reservation.releaseAll();
   const { corrupt } = outcome;
   if (outcome.error.kind === 'cancelled') post({ type: 'done', id: message.id, status: 'cancelled', corrupt });
-  else post({ type: 'done', id: message.id, status: 'error', error: toQueryError(outcome.error), peakBytes, corrupt });
+  else {
+    // A helper that died fails the query as a dying worker fails its own (the engine only saw that it failed).
+    const error = lent.loss ?? toQueryError(outcome.error);
+    post({ type: 'done', id: message.id, status: 'error', error, peakBytes, corrupt });
+  }
+}
+
+/**
+ * The coordinating side of a parallel scan (docs/design/query-governance.md, "Parallel scans"): a lend goes to
+ * the main thread, which hands the share to an idle helper (or answers `refused`); the query's stop settles it
+ * at once as cancelled (the main thread stops the helper).
+ */
+function lendingHelpers(
+  id: string,
+  query: Query,
+  raw: PoolReservation,
+  signal: AbortSignal,
+  lent: { loss?: QueryError; peakBytes: number },
+): ScanHelpers {
+  return {
+    lend(files) {
+      return new Promise<LendResult>((resolve) => {
+        const onAbort = (): void => {
+          lends.delete(id);
+          resolve({ status: 'failed', failure: { kind: 'cancelled' } });
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        lends.set(id, (answer) => {
+          lends.delete(id);
+          signal.removeEventListener('abort', onAbort);
+          if (answer.status === 'refused') return resolve(answer);
+          if (answer.status === 'failed') return resolve(answer);
+          if (answer.status === 'lost') {
+            lent.loss = answer.error;
+            return resolve({ status: 'failed', failure: { kind: 'internal', message: answer.error.message } });
+          }
+          lent.peakBytes = answer.peakBytes;
+          resolve({ status: 'ok', partial: answer.partial });
+        });
+        post({ type: 'lend', id, query, files, group: raw.openGroup() });
+      });
+    },
+  };
+}
+
+/**
+ * The helper side: scans the share under its own slot in the query's group, answers with the partial, and keeps
+ * the partial's reservation until the coordinator is done (`release_share`).
+ */
+async function runShare(message: ShareRequest): Promise<void> {
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  watch.reset();
+  const raw = pool.createQuery(message.id, {
+    maxBytes: settings.maxQueryBytes,
+    leaveFreeBytes: message.leaveFreeBytes,
+    group: message.group,
+  });
+  const reservation = relievingReservation(raw, footers.relieve);
+  let outcome: ShareOutcome;
+  try {
+    outcome =
+      message.query.kind !== 'logs'
+        ? { status: 'error', error: { kind: 'internal', message: 'a scan share must be a log query' }, corrupt: [] }
+        : await executeScanShare({
+            store,
+            tenant: message.tenant,
+            query: message.query,
+            files: message.files,
+            nowNs: message.nowNs,
+            defaultWindowSecs: settings.defaultWindowSecs,
+            limits: settings.limits,
+            reservation,
+            signal: controller.signal,
+            onCorruptObject: settings.onCorruptObject,
+            reclaim: reclaimer.reclaim,
+            footers: footers.cache,
+          });
+  } catch {
+    outcome = {
+      status: 'error',
+      error: { kind: 'internal', message: 'the query failed inside the querier' },
+      corrupt: [],
+    };
+  } finally {
+    running.delete(message.id);
+  }
+  if (outcome.status === 'ok') {
+    shares.set(message.id, reservation);
+    post({
+      type: 'share_done',
+      id: message.id,
+      answer: { status: 'ok', partial: outcome.partial, peakBytes: raw.peakBytes },
+    });
+    return;
+  }
+  reservation.releaseAll();
+  post({
+    type: 'share_done',
+    id: message.id,
+    answer: outcome.error.kind === 'cancelled' ? { status: 'cancelled' } : { status: 'failed', failure: outcome.error },
+  });
 }
 
 port.on('message', (message: ToQueryWorker) => {
@@ -242,6 +368,20 @@ port.on('message', (message: ToQueryWorker) => {
     // Taken before the abort settles the pending calls: what the query was waiting on when the stop came.
     post({ type: 'stopping', id: message.id, storage: watch.report() });
     controller.abort();
+    return;
+  }
+  if (message.type === 'lent') {
+    lends.get(message.id)?.(message.answer);
+    return;
+  }
+  if (message.type === 'release_share') {
+    shares.get(message.id)?.releaseAll();
+    shares.delete(message.id);
+    post({ type: 'share_released', id: message.id });
+    return;
+  }
+  if (message.type === 'scan_share') {
+    void runShare(message).finally(collectGarbage);
     return;
   }
   void run(message).finally(collectGarbage);

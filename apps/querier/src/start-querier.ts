@@ -5,6 +5,7 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { Meter } from '@opentelemetry/api';
 import { trackRequests, type RequestDrain } from './request-drain.js';
 import { serve, type ServerType } from '@hono/node-server';
@@ -84,6 +85,14 @@ export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
 /** Default per-query ceiling as a share of the pool (`querier.limits.max_query_memory_bytes` unset). */
 export const DEFAULT_QUERY_MEMORY_SHARE = 0.5;
 
+/**
+ * `querier.limits.query_parallelism` as resolved: the configured value, else 2 on a machine with at least two
+ * cores (one query worker and one helper), else 1.
+ */
+export function queryParallelism(configured: number | null, cores = availableParallelism()): number {
+  return configured ?? (cores >= 2 ? 2 : 1);
+}
+
 /** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */
 export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Promise<Querier> {
   const limits = config.querier.limits;
@@ -115,11 +124,13 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
       '--max-old-space-size is set for the process; on Node 20 it also caps query workers below their resourceLimits',
     );
 
+  // Scan helpers (docs/design/query-governance.md, "Parallel scans"): each holds a share's slot and a footer cache.
+  const helperCount = queryParallelism(limits.queryParallelism) - 1;
   const pool = createMemoryPool({
     sizeBytes: sizing.value.sizeBytes,
     // Per worker: its running query, a finished query's body still being sent, and its footer cache; and each
     // live tail holds a slot for its buffer reservation besides the queries' own.
-    maxQueries: Math.max(64, limits.maxConcurrentQueries * 3) + limits.maxLiveTails,
+    maxQueries: Math.max(64, limits.maxConcurrentQueries * 3) + limits.maxLiveTails + 2 * helperCount,
   });
   // The light lane's permits come out of max_concurrent_queries (one worker per permit either way, so the
   // workers' memory envelope is the same with or without the lane); the general lane keeps at least one.
@@ -169,6 +180,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
   });
   deps.log.info('query worker heap limit', {
     workers: generalPermits,
+    scan_helpers: helperCount,
     max_old_generation_mb: maxOldGenerationSizeMb,
   });
   // A general-lane query leaves the light lane's share free, so its ceiling is at most the rest of the pool: a
@@ -223,6 +235,9 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
     data: { ...workerData, recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2) },
     onWorkerDeath,
+    helpers: helperCount,
+    // Lent only to a query running alone: no other query executing (either lane) and none queued.
+    mayLend: () => inFlight() <= 1 && queueDepth() === 0,
   });
   const light = startLightLane(limits, lightSizing, maxPerTenant, {
     pool,

@@ -13,6 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import type { CorruptObject } from '@sluice/engine';
 import type { CeilingCrossed, MemoryPool } from '@sluice/limits';
+import { createHelperWorkers } from './helper-workers.js';
 import type { QueryError } from './query-error.js';
 import type { StorageWaitReport } from './storage-watch.js';
 import type { FromQueryWorker, QueryJobKind, QueryWorkerData } from './worker-protocol.js';
@@ -78,6 +79,14 @@ export interface WorkerPoolOptions {
   readonly onRepairAbandoned?: () => void;
   /** Called when a worker dies (for the server log). */
   readonly onWorkerDeath?: (info: { threadId: number; queryId: string | null; reason: string }) => void;
+  /**
+   * Scan helpers besides the `size` query workers (`querier.limits.query_parallelism − 1`; default 0): an
+   * aggregation may lend them a share of its files while `mayLend()` (docs/design/query-governance.md,
+   * "Parallel scans").
+   */
+  readonly helpers?: number;
+  /** True when lending a helper delays no one: no other query running or queued. Default: never lend. */
+  readonly mayLend?: () => boolean;
 }
 
 /** How the caller steers one job. */
@@ -114,6 +123,9 @@ interface Slot {
   ready: Promise<void>;
   job: {
     id: string;
+    tenant: string;
+    nowNs: bigint;
+    leaveFreeBytes: number;
     resolve: (r: JobResult) => void;
     storage?: StorageWaitReport;
     onBatch?: (batch: Uint8Array) => Promise<void>;
@@ -161,6 +173,27 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         job.storage = message.storage;
         return;
       }
+      if (message.type === 'lend') {
+        const { id } = message;
+        const lent = helpers?.lend(
+          {
+            type: 'scan_share',
+            id,
+            tenant: job.tenant,
+            nowNs: job.nowNs,
+            query: message.query,
+            files: message.files,
+            group: message.group,
+            leaveFreeBytes: job.leaveFreeBytes,
+          },
+          (answer) => {
+            if (slot.job?.id === id) worker.postMessage({ type: 'lent', id, answer });
+          },
+        );
+        if (lent !== true) worker.postMessage({ type: 'lent', id, answer: { status: 'refused' } });
+        return;
+      }
+      if (message.type === 'share_done' || message.type === 'share_released') return;
       if (message.type === 'batch') {
         const { id, seq } = message;
         // Taken once written and drained; a batch the client never takes is released when the query stops.
@@ -274,6 +307,20 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (next !== undefined) next(slot);
     else idle.push(slot);
   };
+  const helpers =
+    (options.helpers ?? 0) > 0
+      ? createHelperWorkers({
+          size: options.helpers ?? 0,
+          data: options.data,
+          pool: options.pool,
+          maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
+          mayLend: options.mayLend ?? (() => false),
+          stopGraceMs,
+          ...(options.workerUrl !== undefined ? { workerUrl: options.workerUrl } : {}),
+          ...(options.onWorkerDeath !== undefined ? { onWorkerDeath: options.onWorkerDeath } : {}),
+          repairTotal: () => repairTotal(),
+        })
+      : undefined;
   for (let i = 0; i < options.size; i++) {
     const slot = spawn();
     slots.push(slot);
@@ -309,12 +356,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             terminateFenced(slot);
           }, stopGraceMs);
         };
+        const leaveFreeBytes = control.leaveFreeBytes ?? 0;
         slot.job = {
           id,
+          tenant,
+          nowNs,
+          leaveFreeBytes,
           resolve: (result) => {
             clearTimeout(grace);
             signal?.removeEventListener('abort', onAbort);
-            resolve(result);
+            // However the query ended, its helper stops or gives back its partial, and the job resolves only
+            // once the helper no longer touches the query's slots (the caller then releases the query by id).
+            if (helpers === undefined) resolve(result);
+            else void helpers.finish(id).then(() => resolve(result));
           },
           ...(control.stream ? { onBatch: control.stream.onBatch } : {}),
         };
@@ -325,15 +379,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           tenant,
           nowNs,
           job,
-          leaveFreeBytes: control.leaveFreeBytes ?? 0,
+          leaveFreeBytes,
           ...(control.stream ? { stream: true } : {}),
+          ...(helpers !== undefined ? { mayLend: true } : {}),
         });
         onDispatch?.();
       });
     },
     async close() {
       closing = true;
-      await Promise.all(slots.map((s) => s.worker.terminate()));
+      await Promise.all([...slots.map((s) => s.worker.terminate()), helpers?.close()]);
     },
   };
 }

@@ -10,9 +10,16 @@
  * `STREAM_BATCHES_IN_FLIGHT` batches not yet taken: the flow control that keeps a slow reader from making the
  * querier buffer the result.
  */
-import type { CorruptObject, CorruptObjectPolicy, ResultFormat } from '@sluice/engine';
+import type {
+  CorruptObject,
+  CorruptObjectPolicy,
+  LiveFile,
+  PartialScan,
+  QueryFailure,
+  ResultFormat,
+} from '@sluice/engine';
 import type { Predicate, Query, TimeWindow } from '@sluice/query';
-import type { CeilingCrossed, CeilingEnforcement, SharedMemoryPoolHandle } from '@sluice/limits';
+import type { CeilingCrossed, CeilingEnforcement, QueryGroup, SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';
 import type { QueryError } from './query-error.js';
 import type { StorageWaitReport } from './storage-watch.js';
@@ -79,6 +86,29 @@ export type QueryJobKind =
   | { readonly kind: 'list_templates' }
   | TailPollJob;
 
+/** A helper's share of one query's scan: the coordinator's request, completed by the main thread. */
+export interface ShareRequest {
+  readonly type: 'scan_share';
+  readonly id: string;
+  readonly tenant: string;
+  readonly nowNs: bigint;
+  readonly query: Query;
+  readonly files: readonly LiveFile[];
+  readonly group: QueryGroup;
+  readonly leaveFreeBytes: number;
+}
+
+/**
+ * How a lend ended, as the coordinating worker hears it: no helper was free (`refused`: it scans the files
+ * itself), the helper's partial with the peak the query's group reached as the helper saw it, the helper's
+ * failure (which fails the query), or the helper's death (`lost`: the query fails with `error`).
+ */
+export type LendAnswer =
+  | { readonly status: 'refused' }
+  | { readonly status: 'ok'; readonly partial: PartialScan; readonly peakBytes: number }
+  | { readonly status: 'failed'; readonly failure: QueryFailure }
+  | { readonly status: 'lost'; readonly error: QueryError };
+
 /** Main → worker. */
 export type ToQueryWorker =
   | {
@@ -91,8 +121,16 @@ export type ToQueryWorker =
       readonly leaveFreeBytes: number;
       /** Stream the result as NDJSON `batch` messages (a log query); the `done` body is then the trailer line. */
       readonly stream?: boolean;
+      /** Helper workers exist: an aggregation may ask to lend a share of its scan (`lend`). */
+      readonly mayLend?: boolean;
     }
   | { readonly type: 'cancel'; readonly id: string }
+  /** To a helper worker: scan `files` of query `id` under a slot joined to `group` (docs/design/query-governance.md, "Parallel scans"). */
+  | ShareRequest
+  /** To a helper worker: the coordinator of query `id` is done; give back the share's reservation. */
+  | { readonly type: 'release_share'; readonly id: string }
+  /** To a coordinating worker: the answer to its `lend`. */
+  | { readonly type: 'lent'; readonly id: string; readonly answer: LendAnswer }
   /** Batch `seq` of job `id` has been written to the client and drained: the worker may drop it. */
   | { readonly type: 'taken'; readonly id: string; readonly seq: number };
 
@@ -109,6 +147,18 @@ export type FromQueryWorker =
    * even when the worker is then terminated for not yielding).
    */
   | { readonly type: 'stopping'; readonly id: string; readonly storage: StorageWaitReport }
+  /** A coordinating worker offers `files` of its query `id` to a helper (answered by `lent`). */
+  | {
+      readonly type: 'lend';
+      readonly id: string;
+      readonly query: Query;
+      readonly files: readonly LiveFile[];
+      readonly group: QueryGroup;
+    }
+  /** A helper gave back its share's reservation after `release_share`: it holds nothing of query `id`. */
+  | { readonly type: 'share_released'; readonly id: string }
+  /** A helper's share is done (its reservation stays held until `release_share` on `ok`). */
+  | { readonly type: 'share_done'; readonly id: string; readonly answer: LendAnswer | { readonly status: 'cancelled' } }
   /** One batch of NDJSON lines of a streamed job (transferred); reserved in the worker until `taken`. */
   | { readonly type: 'batch'; readonly id: string; readonly seq: number; readonly batch: Uint8Array }
   | {

@@ -349,6 +349,11 @@ const querierSchema = section({
         { minExclusive: 0, max: 1 },
       ),
       max_concurrent_queries: integerKey('Queries executing at once (query worker count).', 4),
+      query_parallelism: optionalIntegerKey(
+        'Workers one large aggregation (count, min, max) may scan with while no other query is running or queued: its own query worker plus query_parallelism - 1 scan helpers, started beside the query workers, that never hold an admission permit. 1 = every query scans on its own worker. Unset = 2 on a machine with at least 2 cores, else 1.',
+        AT_LEAST_ONE,
+        'a query scans on at least its own worker',
+      ),
       max_queued_queries: integerKey('Queries waiting for a slot; 0 = refuse at once when all slots are busy.', 16, {
         min: 0,
       }),

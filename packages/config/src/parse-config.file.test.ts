@@ -91,6 +91,7 @@ describe('parseConfig file mode', () => {
         queryTimeoutMs: 30000,
         maxConcurrentQueriesPerTenant: null,
         maxQueryMemoryBytes: null,
+        queryParallelism: null,
         lightQueryPermits: 2,
         lightQueryMs: 4000,
         lightQueryMemoryBytes: null,

@@ -94,6 +94,7 @@ export function toSluiceConfig(raw: RawConfig): SluiceConfig {
         queryTimeoutMs: querier.limits.query_timeout_ms,
         maxConcurrentQueriesPerTenant: querier.limits.max_concurrent_queries_per_tenant,
         maxQueryMemoryBytes: querier.limits.max_query_memory_bytes,
+        queryParallelism: querier.limits.query_parallelism,
         lightQueryPermits: querier.limits.light_query_permits,
         lightQueryMs: querier.limits.light_query_ms,
         lightQueryMemoryBytes: querier.limits.light_query_memory_bytes,

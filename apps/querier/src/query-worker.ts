@@ -217,6 +217,8 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   } finally {
     running.delete(message.id);
     untaken.delete(message.id);
+    // A query that failed on its own share before its lend was answered no longer waits for the answer.
+    lends.delete(message.id);
   }
   // A query that lent a share peaked where the sum of its slots did, as either side saw it.
   const peakBytes = Math.max(raw.peakBytes, lent.peakBytes);

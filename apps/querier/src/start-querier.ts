@@ -5,7 +5,6 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism } from 'node:os';
 import type { Meter } from '@opentelemetry/api';
 import { trackRequests, type RequestDrain } from './request-drain.js';
 import { serve, type ServerType } from '@hono/node-server';
@@ -86,11 +85,13 @@ export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
 export const DEFAULT_QUERY_MEMORY_SHARE = 0.5;
 
 /**
- * `querier.limits.query_parallelism` as resolved: the configured value, else 2 on a machine with at least two
- * cores (one query worker and one helper), else 1.
+ * `querier.limits.query_parallelism` as resolved: the configured value, else 1 — no scan helpers. On the 2-core
+ * machine we measure on, a helper made no query faster (one scan already keeps more than one core busy: its GC
+ * threads, the file reads, the main thread), so helpers are an operator's choice on larger machines
+ * (docs/design/query-governance.md, "Parallel scans").
  */
-export function queryParallelism(configured: number | null, cores = availableParallelism()): number {
-  return configured ?? (cores >= 2 ? 2 : 1);
+export function queryParallelism(configured: number | null): number {
+  return configured ?? 1;
 }
 
 /** Starts the querier role; a bad pool configuration is a startup error (thrown with the key and value). */

@@ -350,7 +350,7 @@ const querierSchema = section({
       ),
       max_concurrent_queries: integerKey('Queries executing at once (query worker count).', 4),
       query_parallelism: optionalIntegerKey(
-        'Workers one large aggregation (count, min, max) may scan with while no other query is running or queued: its own query worker plus query_parallelism - 1 scan helpers, started beside the query workers, that never hold an admission permit. 1 = every query scans on its own worker. Unset = 2 on a machine with at least 2 cores, else 1.',
+        'Workers one large aggregation (count, min, max) may scan with while no other query is running or queued: its own query worker plus query_parallelism - 1 scan helpers, started beside the query workers, that never hold an admission permit. Unset = 1: every query scans on its own worker (on a 2-core machine a helper measured no faster: one scan already keeps more than one core busy).',
         AT_LEAST_ONE,
         'a query scans on at least its own worker',
       ),

@@ -171,7 +171,7 @@ export interface QueryLimitsConfig {
   readonly lightQueryMs: number;
   /** `light_query_memory_bytes`: the pool bytes a light query's last run stayed within; `null` = pool / 16. */
   readonly lightQueryMemoryBytes: number | null;
-  /** `query_parallelism`: workers one large aggregation may scan with on an idle querier; `null` = 2 with 2+ cores, else 1. */
+  /** `query_parallelism`: workers one large aggregation may scan with on an idle querier; `null` = 1 (no helpers). */
   readonly queryParallelism: number | null;
   /** `max_query_memory_bytes`: per-query ceiling on the pool; `null` = half the pool. */
   readonly maxQueryMemoryBytes: number | null;

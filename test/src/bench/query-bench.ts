@@ -8,8 +8,8 @@
  * every match too; the fair set's geometric mean uses those twins.
  *
  * The querier runs one query worker (max_concurrent_queries 1) so every timed run hits a warm worker, and
- * `query_parallelism` BENCH_PARALLELISM (default 2: the worker plus one scan helper, which count and min/max
- * aggregations borrow on the otherwise idle querier; 1 = one worker per query, the figures before helpers).
+ * `query_parallelism` BENCH_PARALLELISM (default 1, the product default: one worker per query; 2 adds one scan helper,
+ * which count and min/max aggregations borrow on the otherwise idle querier).
  *
  * Env: BENCH_ROWS, BENCH_RUNS (timed runs per query, default 3; the median is reported), BENCH_PARALLELISM.
  */
@@ -31,7 +31,7 @@ import {
 } from './bench-corpus.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
-const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 2);
+const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 1);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TENANT = 'bench';
 

@@ -38,7 +38,10 @@ async function main(): Promise<void> {
     testConfigYaml({
       walDir: join(dir, 'wal'),
       dataDir: join(dir, 'data'),
-      flushAgeSecs: 5,
+      // The shipped flush cadence (receiver.sink.flush_interval_ms 1000, flush_age_secs 300): the drain after the
+      // load is then what an operator sees, not a test's 5 s age trigger.
+      flushAgeSecs: null,
+      flushIntervalMs: null,
       groupCommitMs: GROUP_COMMIT_MS,
       receiverLimits: { min_free_disk_percent: MIN_FREE_DISK_PERCENT },
     }),
@@ -93,10 +96,11 @@ async function main(): Promise<void> {
   await server.stop();
   agent.destroy();
   const lines = [
-    `ingest bench: OTLP/HTTP protobuf, ${EXPORTERS} exporters, ${BATCH}-record batches, group commit ${GROUP_COMMIT_MS} ms, disk guard ${MIN_FREE_DISK_PERCENT === 0 ? 'off' : `${MIN_FREE_DISK_PERCENT} %`}, ${seconds.toFixed(1)} s`,
+    `ingest bench: OTLP/HTTP protobuf, ${EXPORTERS} exporters, ${BATCH}-record batches, group commit ${GROUP_COMMIT_MS} ms, disk guard ${MIN_FREE_DISK_PERCENT === 0 ? 'off' : `${MIN_FREE_DISK_PERCENT} %`}, shipped flush cadence, ${seconds.toFixed(1)} s`,
     `  acknowledged: ${acked} records (${(acked / seconds).toFixed(0)} records/s), ${failed} non-200 responses`,
     `  ack latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`,
     `  sink: ${flushedAtEnd} records in Parquet when the load stopped (${(flushedAtEnd / seconds).toFixed(0)} records/s); all ${flushed} after a further ${drainSecs.toFixed(1)} s`,
+    `  end to end: ${(flushed / (seconds + drainSecs)).toFixed(0)} records/s (every record in Parquet over load plus drain)`,
   ];
   console.log(lines.join('\n'));
 }

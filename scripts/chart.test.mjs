@@ -205,6 +205,7 @@ test('RFC0058.8: every querier.limits value set in values lands under its snake_
     memoryPoolBytes: 'memory_pool_bytes',
     memoryPoolFraction: 'memory_pool_fraction',
     maxConcurrentQueries: 'max_concurrent_queries',
+    queryParallelism: 'query_parallelism',
     maxQueuedQueries: 'max_queued_queries',
     queueTimeoutMs: 'queue_timeout_ms',
     queryTimeoutMs: 'query_timeout_ms',

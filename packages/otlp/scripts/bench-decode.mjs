@@ -1,8 +1,8 @@
-// Measures decodeLogsProtobuf / decodeLogsJson throughput on a realistic 1,000-record request (about 150-char
+// Measures decodeLogsProtobuf / validateLogsProtobuf / decodeLogsJson throughput on a realistic 1,000-record request (about 150-char
 // bodies, 8 attributes, trace context, 10 resource attributes). Run after building:
 //   npx tsc -b packages/otlp && node packages/otlp/scripts/bench-decode.mjs
 import { Buffer } from 'node:buffer';
-import { decodeLogsJson, decodeLogsProtobuf, encodeLogsProtobuf } from '../dist/index.js';
+import { decodeLogsJson, decodeLogsProtobuf, encodeLogsProtobuf, validateLogsProtobuf } from '../dist/index.js';
 import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
@@ -93,7 +93,8 @@ const sdkProtobuf = ProtobufLogsSerializer.serializeRequest(sdk);
 
 function bench(name, bytes, decode) {
   const check = decode(bytes);
-  if (!check.ok || check.value.length !== RECORDS) throw new Error(`${name}: decode failed`);
+  const count = check.ok ? (typeof check.value === 'number' ? check.value : check.value.length) : -1;
+  if (count !== RECORDS) throw new Error(`${name}: decode failed`);
   for (let i = 0; i < 200; i++) decode(bytes); // warm-up
   const runs = [];
   for (let round = 0; round < 5; round++) {
@@ -112,4 +113,5 @@ function bench(name, bytes, decode) {
 
 bench('decodeLogsProtobuf (encodeLogsProtobuf input)', protobuf, decodeLogsProtobuf);
 bench('decodeLogsProtobuf (SDK ProtobufLogsSerializer input)', sdkProtobuf, decodeLogsProtobuf);
+bench('validateLogsProtobuf (SDK ProtobufLogsSerializer input)', sdkProtobuf, validateLogsProtobuf);
 bench('decodeLogsJson (SDK JsonLogsSerializer input)', json, decodeLogsJson);

@@ -56,7 +56,7 @@ export function decodeLogsProtobuf(bytes: Uint8Array): Result<LogRecord[], OtlpD
   try {
     while (r.pos < end) {
       const keyAt = r.pos;
-      const key = readKey(r, end, M_REQUEST);
+      const key = r.key(end, M_REQUEST);
       const field = key >>> 3;
       const wt = key & 7;
       if (field === 1) {
@@ -73,19 +73,11 @@ export function decodeLogsProtobuf(bytes: Uint8Array): Result<LogRecord[], OtlpD
   return ok(out);
 }
 
-function readKey(r: WireReader, end: number, msg: string): number {
-  const keyAt = r.pos;
-  const key = r.uvarintNumber(end, msg);
-  if (key > 0xffffffff) r.fail(`field number out of range in ${msg}`, keyAt);
-  if (key < 8) r.fail(`invalid field number 0 in ${msg}`, keyAt);
-  return key;
-}
-
 function decodeResourceLogs(r: WireReader, end: number, out: LogRecord[]): void {
   const resource: MutableResource = { attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_RESOURCE_LOGS);
+    const key = r.key(end, M_RESOURCE_LOGS);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -111,7 +103,7 @@ function decodeResourceLogs(r: WireReader, end: number, out: LogRecord[]): void 
 function decodeResource(r: WireReader, end: number, resource: MutableResource): void {
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_RESOURCE);
+    const key = r.key(end, M_RESOURCE);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -133,7 +125,7 @@ function decodeScopeLogs(r: WireReader, end: number, resource: MutableResource, 
   const scope: MutableScope = { name: '', version: '', attributes: [], droppedAttributesCount: 0, schemaUrl: '' };
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_SCOPE_LOGS);
+    const key = r.key(end, M_SCOPE_LOGS);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -159,7 +151,7 @@ function decodeScopeLogs(r: WireReader, end: number, resource: MutableResource, 
 function decodeScope(r: WireReader, end: number, scope: MutableScope): void {
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_SCOPE);
+    const key = r.key(end, M_SCOPE);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -199,7 +191,7 @@ function decodeLogRecord(r: WireReader, end: number, resource: MutableResource, 
   let eventName = '';
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_LOG_RECORD);
+    const key = r.key(end, M_LOG_RECORD);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -275,7 +267,7 @@ function decodeKeyValue(r: WireReader, end: number, depth: number): KeyValue {
   let value: AnyValue | null = null;
   while (r.pos < end) {
     const keyAt = r.pos;
-    const k = readKey(r, end, M_KEY_VALUE);
+    const k = r.key(end, M_KEY_VALUE);
     const field = k >>> 3;
     const wt = k & 7;
     switch (field) {
@@ -303,7 +295,7 @@ function decodeAnyValue(r: WireReader, end: number, depth: number, prev: AnyValu
   let v: AnyValue = prev ?? EMPTY_VALUE;
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_ANY_VALUE);
+    const key = r.key(end, M_ANY_VALUE);
     const field = key >>> 3;
     const wt = key & 7;
     switch (field) {
@@ -357,7 +349,7 @@ function decodeAnyValue(r: WireReader, end: number, depth: number, prev: AnyValu
 function decodeArrayValue(r: WireReader, end: number, depth: number, values: AnyValue[]): void {
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_ARRAY_VALUE);
+    const key = r.key(end, M_ARRAY_VALUE);
     const field = key >>> 3;
     const wt = key & 7;
     if (field === 1) {
@@ -372,7 +364,7 @@ function decodeArrayValue(r: WireReader, end: number, depth: number, values: Any
 function decodeKeyValueList(r: WireReader, end: number, depth: number, values: KeyValue[]): void {
   while (r.pos < end) {
     const keyAt = r.pos;
-    const key = readKey(r, end, M_KV_LIST);
+    const key = r.key(end, M_KV_LIST);
     const field = key >>> 3;
     const wt = key & 7;
     if (field === 1) {

@@ -31,6 +31,18 @@ export class WireReader {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
+  /**
+   * Reads a field key: field numbers above 2^32 and field number 0 are refused (a key's low bits must not be
+   * silently kept).
+   */
+  key(end: number, msg: string): number {
+    const keyAt = this.pos;
+    const key = this.uvarintNumber(end, msg);
+    if (key > 0xffffffff) this.fail(`field number out of range in ${msg}`, keyAt);
+    if (key < 8) this.fail(`invalid field number 0 in ${msg}`, keyAt);
+    return key;
+  }
+
   /** Throws a failure mentioning `what` at the current position. */
   fail(what: string, at: number = this.pos): never {
     throw new DecodeFailure(`${what} at byte ${at}`);

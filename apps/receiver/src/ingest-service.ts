@@ -1,11 +1,16 @@
 /**
  * @module ingest-service
- * One export, surface-independent: decode (which validates), append to the WAL under the tenant the access gate
- * admitted, and wait for the group-commit fdatasync that covers it. Only then is the outcome `accepted` — ack
- * means durable. The surfaces run the gate (token, tenant) before they read the body.
+ * One export, surface-independent: validate, append to the WAL under the tenant the access gate admitted, and wait
+ * for the group-commit fdatasync that covers it. Only then is the outcome `accepted` — ack means durable. The
+ * surfaces run the gate (token, tenant) before they read the body.
+ *
+ * A protobuf export is only walked here (the decoder's exact wire rules, no records built): the sink decodes the
+ * WAL copy once, so the ack path does not pay for a decode whose objects it would throw away (docs/design/architecture.md,
+ * step 2). OTLP/JSON is parsed here, since a JSON body cannot be checked without parsing it.
  */
-import type { LogRecord, Result } from '@sluice/core';
-import { decodeLogsJson, decodeLogsProtobuf } from '@sluice/otlp';
+import type { Result } from '@sluice/core';
+import { ok } from '@sluice/core';
+import { decodeLogsJson, validateLogsProtobuf } from '@sluice/otlp';
 import type { IngestOutcome, IngestProtocol } from './ingest-outcome.js';
 import { encodeWalExport } from '@sluice/sink';
 
@@ -71,10 +76,9 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
     async ingest(protocol, tenant, body) {
       const finish = (outcome: IngestOutcome): IngestOutcome => refuse(protocol, outcome);
       const encoding = protocol === 'http_json' ? 'json' : 'protobuf';
-      const decoded: Result<LogRecord[], { message: string }> =
-        encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body);
-      if (!decoded.ok) return finish({ status: 'invalid', message: decoded.error.message });
-      const records = decoded.value.length;
+      const checked = encoding === 'protobuf' ? validateLogsProtobuf(body) : countJsonRecords(body);
+      if (!checked.ok) return finish({ status: 'invalid', message: checked.error.message });
+      const records = checked.value;
       // An empty export is a success with nothing to make durable.
       if (records === 0) return { status: 'accepted', records: 0 };
       const busy =
@@ -116,4 +120,10 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       return { status: 'accepted', records };
     },
   };
+}
+
+/** Parses an OTLP/JSON export for its record count (the parse is the validation). */
+function countJsonRecords(body: Uint8Array): Result<number, { message: string }> {
+  const decoded = decodeLogsJson(body);
+  return decoded.ok ? ok(decoded.value.length) : decoded;
 }

@@ -9,8 +9,9 @@ import { createResultBudget, limitErrorFromBudget } from '@sluice/limits';
 import { QueryAbort } from './failures.js';
 
 /**
- * Renders a finished response through a fresh budget; throws a limit {@link QueryAbort} if it does not fit. In
- * observe mode a body past `maxResultBytes` is kept and reported by the budget's `crossed`.
+ * Renders a finished response through a fresh budget and seals it into one buffer; throws a limit
+ * {@link QueryAbort} if it does not fit (the ceiling, or the pool while the body is written). In observe mode a
+ * body past `maxResultBytes` is kept and reported by the budget's `crossed`.
  */
 export function renderThroughBudget(
   reservation: QueryReservation,
@@ -24,6 +25,8 @@ export function renderThroughBudget(
       const o = budget.append(chunk);
       if (o.status !== 'ok') throw new QueryAbort(limitErrorFromBudget(o) satisfies LimitError);
     });
+    const sealed = budget.seal();
+    if (sealed.status !== 'ok') throw new QueryAbort(limitErrorFromBudget(sealed) satisfies LimitError);
   } catch (e) {
     budget.release();
     throw e;

@@ -81,4 +81,43 @@ describe('RFC0058.7: result byte budget', () => {
     assert.equal(contended.status === 'refused' && contended.kind, 'query_memory_contended');
     assert.throws(() => createResultBudget({ maxResultBytes: 0, reservation: q }), RangeError);
   });
+
+  test('sealing reserves the body buffer before writing it, while the chunks still exist; then the body is held once', () => {
+    const pool = createMemoryPool({ sizeBytes: 10_000 });
+    const q = pool.createQuery('q');
+    const budget = createResultBudget({ maxResultBytes: 100, reservation: q });
+    for (const row of ['{"a":1}\n', '{"b":"é"}\n']) assert.equal(budget.append(row).status, 'ok');
+    assert.equal(budget.seal().status, 'ok');
+    assert.equal(q.peakBytes, 38, 'for the write the chunks and the body were both reserved');
+    assert.equal(q.held, 19, 'after the write only the body is');
+    assert.equal(budget.body().toString('utf8'), '{"a":1}\n{"b":"é"}\n');
+    assert.equal(budget.seal().status, 'ok', 'sealing twice is harmless');
+    assert.equal(q.held, 19);
+    assert.throws(() => budget.append('more'), /after the body was sealed/);
+    budget.release();
+    assert.equal(q.held, 0);
+  });
+
+  test('a pool that holds the body once but not twice refuses at the seal, and the budget releases everything', () => {
+    const pool = createMemoryPool({ sizeBytes: 30 });
+    const q = pool.createQuery('q');
+    const budget = createResultBudget({ maxResultBytes: 100, reservation: q });
+    for (const row of ['{"a":1}\n', '{"b":"é"}\n']) assert.equal(budget.append(row).status, 'ok');
+    const refused = budget.seal();
+    assert.equal(refused.status, 'refused');
+    assert.equal(q.held, 0, 'a refused seal releases the chunks’ reservation at once');
+    assert.throws(() => budget.body(), /after query_memory/);
+  });
+
+  test('a body of one byte chunk is that chunk: sealing copies nothing and reserves nothing more', () => {
+    const pool = createMemoryPool({ sizeBytes: 8 });
+    const q = pool.createQuery('q');
+    const budget = createResultBudget({ maxResultBytes: 100, reservation: q });
+    const bytes = Uint8Array.from([1, 2, 3, 4, 5, 6]);
+    assert.equal(budget.append(bytes).status, 'ok');
+    assert.equal(budget.seal().status, 'ok', 'six bytes twice would not fit a pool of eight');
+    const body = budget.body();
+    assert.equal(body.buffer, bytes.buffer);
+    assert.equal(q.held, 6);
+  });
 });

@@ -40,7 +40,11 @@ export interface ResultBudgetOptions {
 
 /** A result being serialized. */
 export interface ResultBudget {
-  /** Renders nothing itself: counts, reserves and buffers one serialized chunk (UTF-8 for strings). */
+  /**
+   * Renders nothing itself: counts and reserves one serialized chunk (its UTF-8 bytes for a string) and keeps it. A
+   * string is kept as it is, not copied into a buffer of its own: {@link ResultBudget.seal} writes it once, into the
+   * body.
+   */
   append(chunk: string | Uint8Array): BudgetOutcome;
   /** Counts and reserves `bytes` held elsewhere (e.g. a decoded batch) without buffering anything. */
   count(bytes: number): BudgetOutcome;
@@ -50,13 +54,25 @@ export interface ResultBudget {
   readonly crossed: CeilingCrossed | undefined;
   /** The first failure, if any (sticky). */
   readonly failure: Exclude<BudgetOutcome, { status: 'ok' }> | undefined;
-  /** The buffered body, once every chunk fitted. @throws Error after a failure (a caller bug). */
+  /**
+   * Writes the kept chunks into the one body buffer. The buffer is reserved before it is allocated, while the chunks
+   * still exist, so for that moment the budget holds the body twice; then the chunks are dropped and the body is held
+   * once. A refusal of that reservation is the budget's failure (sticky, everything released).
+   */
+  seal(): BudgetOutcome;
+  /**
+   * The body, once every chunk fitted: the sealed buffer, sealing first when {@link ResultBudget.seal} was not
+   * called. @throws Error after a failure, or when sealing here is refused (call `seal()` to get that as an outcome).
+   */
   body(): Buffer;
   /** Gives back what this budget reserved (after the body has been sent). Idempotent. */
   release(): void;
 }
 
 const OK: BudgetOutcome = Object.freeze({ status: 'ok' });
+
+/** Node's fast UTF-8 write (what `write(s, at, 'utf8')` calls after checking its arguments, per chunk here). */
+type WritableBuffer = Buffer & { utf8Write?: (s: string, at: number) => number };
 
 /**
  * Creates a budget over `reservation`.
@@ -72,7 +88,10 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
   }
   let counted = 0;
   let reservedBytes = 0;
-  let chunks: Buffer[] = [];
+  let chunks: (string | Buffer)[] = [];
+  /** The bytes of `chunks` (what `count()` counted is held elsewhere). */
+  let keptBytes = 0;
+  let sealed: Buffer | undefined;
   let failure: Exclude<BudgetOutcome, { status: 'ok' }> | undefined;
   const observe = options.enforcement === 'observe';
   let over = false;
@@ -84,11 +103,14 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
   const fail = (f: Exclude<BudgetOutcome, { status: 'ok' }>): BudgetOutcome => {
     failure = f;
     chunks = [];
+    keptBytes = 0;
+    sealed = undefined;
     giveBack();
     return f;
   };
-  const take = (bytes: number, chunk: Buffer | undefined): BudgetOutcome => {
+  const take = (bytes: number, chunk: string | Buffer | undefined): BudgetOutcome => {
     if (failure) return failure;
+    if (sealed !== undefined && chunk !== undefined) throw new Error('result chunk appended after the body was sealed');
     if (counted + bytes > maxResultBytes && !observe) {
       return fail({
         status: 'over',
@@ -102,17 +124,39 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
     counted += bytes;
     if (counted > maxResultBytes) over = true;
     reservedBytes += bytes;
-    if (chunk) chunks.push(chunk);
+    if (chunk !== undefined) {
+      chunks.push(chunk);
+      keptBytes += bytes;
+    }
+    return OK;
+  };
+  const seal = (): BudgetOutcome => {
+    if (failure) return failure;
+    if (sealed !== undefined) return OK;
+    const only = chunks.length === 1 ? chunks[0] : undefined;
+    if (only !== undefined && typeof only !== 'string') {
+      sealed = only;
+    } else {
+      // Reserve before retain: the body buffer exists alongside the chunks until they are dropped below.
+      const grown = reservation.tryGrow(keptBytes);
+      if (grown.status !== 'ok') return fail(grown);
+      const out = Buffer.allocUnsafe(keptBytes) as WritableBuffer;
+      let at = 0;
+      for (const c of chunks) {
+        if (typeof c !== 'string') at += c.copy(out, at);
+        else at += out.utf8Write !== undefined ? out.utf8Write(c, at) : out.write(c, at, 'utf8');
+      }
+      sealed = out;
+      reservation.shrink(keptBytes);
+    }
+    chunks = [];
     return OK;
   };
 
   return {
     append(chunk) {
-      const buf =
-        typeof chunk === 'string'
-          ? Buffer.from(chunk, 'utf8')
-          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      return take(buf.byteLength, buf);
+      if (typeof chunk === 'string') return take(Buffer.byteLength(chunk, 'utf8'), chunk);
+      return take(chunk.byteLength, Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     },
     count(bytes) {
       checkBytes(bytes, 'count bytes');
@@ -127,12 +171,17 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
     get failure() {
       return failure;
     },
+    seal,
     body() {
       if (failure) throw new Error(`result body requested after ${failure.kind}`);
-      return Buffer.concat(chunks);
+      const o = seal();
+      if (o.status !== 'ok') throw new Error(`result body could not be sealed: ${o.kind}`);
+      return sealed!;
     },
     release() {
       chunks = [];
+      keptBytes = 0;
+      sealed = undefined;
       giveBack();
     },
   };

@@ -119,6 +119,13 @@ function asExecuteOutcome(outcome: TailPollOutcome): ExecuteOutcome {
 }
 
 /** A failure as the user-facing error (limit kinds carry their own message). */
+/** What a query (or a lent share) that threw answers: no library text reaches the client. */
+const INTERNAL_FAILURE: Extract<ExecuteOutcome, { status: 'error' }> = {
+  status: 'error',
+  error: { kind: 'internal', message: 'the query failed inside the querier' },
+  corrupt: [],
+};
+
 function toQueryError(failure: Exclude<QueryFailure, { kind: 'cancelled' }>): QueryError {
   switch (failure.kind) {
     case 'invalid_query':
@@ -209,11 +216,7 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
             });
   } catch {
     // A bug or an unexpected I/O failure: scrubbed, and everything this query held is released.
-    outcome = {
-      status: 'error',
-      error: { kind: 'internal', message: 'the query failed inside the querier' },
-      corrupt: [],
-    };
+    outcome = INTERNAL_FAILURE;
   } finally {
     running.delete(message.id);
     untaken.delete(message.id);
@@ -331,11 +334,7 @@ async function runShare(message: ShareRequest): Promise<void> {
             footers: footers.cache,
           });
   } catch {
-    outcome = {
-      status: 'error',
-      error: { kind: 'internal', message: 'the query failed inside the querier' },
-      corrupt: [],
-    };
+    outcome = INTERNAL_FAILURE;
   } finally {
     running.delete(message.id);
   }

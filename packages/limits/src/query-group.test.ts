@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMemoryPool } from './memory-pool.js';
 import type { GrowOutcome } from './grow-outcome.js';
+import { setBeforeGrowCommitHook } from './query-reservation.js';
 
 const MiB = 1024 * 1024;
 
@@ -77,5 +78,28 @@ describe('query groups', () => {
     const stranger = pool.createQuery('s');
     assert.equal(stranger.tryGrow(60 * MiB).status, 'ok');
     assert.equal(refused(leader.tryGrow(50 * MiB)).kind, 'query_memory_contended');
+  });
+
+  test('two members growing at once never take the query over its ceiling: the grow that committed second is undone', () => {
+    const pool = createMemoryPool({ sizeBytes: 100 * MiB });
+    const leader = pool.createQuery('q', { maxBytes: 40 * MiB });
+    const helper = pool.createQuery('q', { maxBytes: 40 * MiB, group: leader.openGroup() });
+    // The helper's grow lands between the leader's ceiling check and its commit, as on two threads.
+    let helperOutcome: GrowOutcome | undefined;
+    setBeforeGrowCommitHook(() => {
+      setBeforeGrowCommitHook(null);
+      helperOutcome = helper.tryGrow(30 * MiB);
+    });
+    try {
+      const r = refused(leader.tryGrow(30 * MiB));
+      assert.equal(r.ceiling, 'query');
+      assert.equal(r.kind, 'query_memory_limit');
+    } finally {
+      setBeforeGrowCommitHook(null);
+    }
+    assert.equal(helperOutcome?.status, 'ok', 'the helper checked and committed first');
+    assert.equal(leader.held + helper.held, 30 * MiB, 'the query holds no more than its ceiling');
+    assert.equal(pool.reserved(), 30 * MiB, 'the undone grow left the pool total');
+    assert.equal(leader.tryGrow(10 * MiB).status, 'ok', 'what still fits under the ceiling is served');
   });
 });

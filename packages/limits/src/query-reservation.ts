@@ -223,15 +223,29 @@ export class SlotReservation implements PoolReservation {
         break;
       }
     }
+    afterTotalCommit?.();
+    // The total first, then the slot: the total never reads below the sum of the slots.
+    const held = Atomics.add(words, slotWord(this.#slot, S_HELD), add) + add;
+    let groupHeld = queryHeld + add;
+    if (this.#group !== 0n && this.#maxBytes !== undefined) {
+      // The other members grow on other threads, so one may have committed between this slot's check and its
+      // commit. Read the sum again now that these bytes are visible to them, and undo a grow that took the query
+      // over its ceiling: of two racing members both may undo, neither passes the ceiling.
+      groupHeld = this.#queryHeld();
+      if (groupHeld > this.#maxBytes) {
+        Atomics.sub(words, slotWord(this.#slot, S_HELD), add);
+        Atomics.sub(words, H_RESERVED, add);
+        const refused = queryCeilingRefusal(Number(groupHeld - add), bytes, Number(size), Number(this.#maxBytes));
+        this.#lastRefusal = refused;
+        return refused;
+      }
+    }
     // The pool's high-water mark (sluice.budget.peak): one load on a grow that sets no new peak.
     for (let peak = Atomics.load(words, H_PEAK); total > peak;) {
       const seen = Atomics.compareExchange(words, H_PEAK, peak, total);
       if (seen === peak) break;
       peak = seen;
     }
-    afterTotalCommit?.();
-    // The total first, then the slot: the total never reads below the sum of the slots.
-    const held = Atomics.add(words, slotWord(this.#slot, S_HELD), add) + add;
     const peakIndex = slotWord(this.#slot, S_PEAK);
     for (let peak = Atomics.load(words, peakIndex); held > peak;) {
       const seen = Atomics.compareExchange(words, peakIndex, peak, held);
@@ -240,9 +254,8 @@ export class SlotReservation implements PoolReservation {
     }
     if (this.#group !== 0n) {
       // Only this thread writes this slot's group peak.
-      const seen = queryHeld + add;
       const groupPeak = slotWord(this.#slot, S_GROUP_PEAK);
-      if (seen > Atomics.load(words, groupPeak)) Atomics.store(words, groupPeak, seen);
+      if (groupHeld > Atomics.load(words, groupPeak)) Atomics.store(words, groupPeak, groupHeld);
     }
     return GROW_OK;
   }

@@ -15,6 +15,9 @@ import { createLocalObjectStore } from '@sluice/storage';
 import { BIG_TEMPLATE, H, T0, effective, makeRows, writeDataFiles } from './testing/corpus.js';
 import { countingStore, run } from './testing/harness.js';
 import { parseQuery, type Query } from '@sluice/query';
+import { createMemoryPool } from '@sluice/limits';
+import { setAfterTotalCommitHook } from '@sluice/limits/testing';
+import { retainedRowBytes } from './records.js';
 
 const NOW = T0 + 4n * H;
 const R = `range(${iso(T0)}, ${iso(T0 + 4n * H)})`;
@@ -502,5 +505,36 @@ describe('tenant isolation', () => {
     } finally {
       await rm(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the rendered body and the pool', () => {
+  test('while the body is written, the query holds its records’ reservations, the kept chunks and the body', async () => {
+    const pool = createMemoryPool({ sizeBytes: 1024 ** 3 });
+    // The seal's reservation of the body buffer is the query's last grow: what the pool holds right after it.
+    let atLastGrow = 0;
+    setAfterTotalCommitHook(() => {
+      atLastGrow = pool.reserved();
+    });
+    let r: Awaited<ReturnType<typeof run>>;
+    try {
+      r = await run(store, `true | ${R} | limit 50`, { nowNs: NOW, pool });
+    } finally {
+      setAfterTotalCommitHook(null);
+    }
+    assert.equal(r.outcome.status, 'ok');
+    const records = r.json.records as unknown[];
+    assert.equal(records.length, 50);
+    // Each record's text stays reserved at 2 bytes a character + 96 (retainedRowBytes) until the seal; the budget
+    // holds the chunks (the body's bytes) and reserves the body buffer again before writing it.
+    const from = r.text.indexOf('"records":[') + '"records":['.length;
+    const to = r.text.lastIndexOf(']');
+    const textChars = to - from - (records.length - 1); // the records' own characters, without the commas
+    const recordBytes = retainedRowBytes('x'.repeat(textChars)) + (records.length - 1) * retainedRowBytes('');
+    const body = Buffer.byteLength(r.text, 'utf8');
+    assert.ok(
+      atLastGrow >= recordBytes + 2 * body,
+      `held ${atLastGrow} at the seal < records ${recordBytes} + 2 × body ${body}`,
+    );
   });
 });

@@ -101,10 +101,9 @@ export async function renderLogResult(
     limits.maxResultBytes,
     (append) => {
       append(`{"rows":${rows},"stats":${renderStats(stats, corrupt.met)},"records":[`);
-      records.forEach((r, idx) => {
-        append(idx === 0 ? r.text : `,${r.text}`);
-        tracker.shrink(r.reserved);
-      });
+      // The budget keeps each record's text itself (not a copy) until the seal writes the body, so the record's own
+      // reservation, which covers a V8 string at two bytes a character, stays until then (released below).
+      records.forEach((r, idx) => append(idx === 0 ? r.text : `,${r.text}`));
       append(']');
       if (groups && aggregator) {
         append(',"aggregate":[');

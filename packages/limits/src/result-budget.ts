@@ -43,7 +43,9 @@ export interface ResultBudget {
   /**
    * Renders nothing itself: counts and reserves one serialized chunk (its UTF-8 bytes for a string) and keeps it. A
    * string is kept as it is, not copied into a buffer of its own: {@link ResultBudget.seal} writes it once, into the
-   * body.
+   * body. V8 may hold a string at two bytes a character, more than its UTF-8 form: a caller that appends strings
+   * it already reserved (rendered records) keeps that reservation until the body is sealed. Bytes are handed over,
+   * not copied: a body of one byte chunk is that chunk.
    */
   append(chunk: string | Uint8Array): BudgetOutcome;
   /** Counts and reserves `bytes` held elsewhere (e.g. a decoded batch) without buffering anything. */
@@ -140,7 +142,13 @@ export function createResultBudget(options: ResultBudgetOptions): ResultBudget {
       // Reserve before retain: the body buffer exists alongside the chunks until they are dropped below.
       const grown = reservation.tryGrow(keptBytes);
       if (grown.status !== 'ok') return fail(grown);
-      const out = Buffer.allocUnsafe(keptBytes) as WritableBuffer;
+      let out: WritableBuffer;
+      try {
+        out = Buffer.allocUnsafe(keptBytes) as WritableBuffer;
+      } catch (e) {
+        reservation.shrink(keptBytes);
+        throw e;
+      }
       let at = 0;
       for (const c of chunks) {
         if (typeof c !== 'string') at += c.copy(out, at);

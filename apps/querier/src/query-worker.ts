@@ -5,7 +5,7 @@
  * Every storage call of a query carries its abort signal, so a stop (deadline or client) ends its storage waits
  * too; the store's retries and pending calls are watched, and reported the moment a stop is asked for.
  */
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { deserialize, getHeapStatistics, serialize, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import {
@@ -16,6 +16,7 @@ import {
   type ExecuteOutcome,
   type LendResult,
   type LineSink,
+  type PartialScan,
   type QueryFailure,
   type ScanHelpers,
   type ShareOutcome,
@@ -255,8 +256,10 @@ async function run(message: Extract<ToQueryWorker, { type: 'run' }>): Promise<vo
   const { corrupt } = outcome;
   if (outcome.error.kind === 'cancelled') post({ type: 'done', id: message.id, status: 'cancelled', corrupt });
   else {
-    // A helper that died fails the query as a dying worker fails its own (the engine only saw that it failed).
-    const error = lent.loss ?? toQueryError(outcome.error);
+    // A helper that died fails the query as a dying worker fails its own (the engine only saw an internal failure);
+    // an error the coordinator met on its own files is its own answer.
+    const error =
+      lent.loss !== undefined && outcome.error.kind === 'internal' ? lent.loss : toQueryError(outcome.error);
     post({ type: 'done', id: message.id, status: 'error', error, peakBytes, corrupt });
   }
 }
@@ -292,12 +295,22 @@ function lendingHelpers(
             return resolve({ status: 'failed', failure: { kind: 'internal', message: answer.error.message } });
           }
           lent.peakBytes = answer.peakBytes;
-          resolve({ status: 'ok', partial: answer.partial });
+          resolve({ status: 'ok', partial: deserialize(Buffer.from(answer.partial)) as PartialScan });
         });
         post({ type: 'lend', id, query, files, group: raw.openGroup() });
       });
     },
   };
+}
+
+/** A partial as one transferable buffer of its own (a serializer's buffer may be a view into a larger one). */
+function partialBytes(partial: PartialScan): ArrayBuffer {
+  const bytes = serialize(partial);
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer)
+    return bytes.buffer;
+  const own = new ArrayBuffer(bytes.byteLength);
+  new Uint8Array(own).set(bytes);
+  return own;
 }
 
 /**
@@ -340,11 +353,13 @@ async function runShare(message: ShareRequest): Promise<void> {
   }
   if (outcome.status === 'ok') {
     shares.set(message.id, reservation);
-    post({
-      type: 'share_done',
-      id: message.id,
-      answer: { status: 'ok', partial: outcome.partial, peakBytes: raw.peakBytes },
-    });
+    // The partial's reservation stays held: it covered the table's objects, and now covers the bytes, which are
+    // smaller (no object headers), then the coordinator's copy of the table.
+    const partial = partialBytes(outcome.partial);
+    post(
+      { type: 'share_done', id: message.id, answer: { status: 'ok', partial, peakBytes: raw.peakBytes } },
+      [partial],
+    );
     return;
   }
   reservation.releaseAll();

@@ -187,7 +187,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             leaveFreeBytes: job.leaveFreeBytes,
           },
           (answer) => {
-            if (slot.job?.id === id) worker.postMessage({ type: 'lent', id, answer });
+            // An `ok` partial is a buffer handed on (transferred), never rebuilt into objects on this thread.
+            if (slot.job?.id === id)
+              worker.postMessage({ type: 'lent', id, answer }, answer.status === 'ok' ? [answer.partial] : []);
           },
         );
         if (lent !== true) worker.postMessage({ type: 'lent', id, answer: { status: 'refused' } });

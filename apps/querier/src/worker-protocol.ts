@@ -14,7 +14,6 @@ import type {
   CorruptObject,
   CorruptObjectPolicy,
   LiveFile,
-  PartialScan,
   QueryFailure,
   ResultFormat,
 } from '@sluice/engine';
@@ -105,7 +104,11 @@ export interface ShareRequest {
  */
 export type LendAnswer =
   | { readonly status: 'refused' }
-  | { readonly status: 'ok'; readonly partial: PartialScan; readonly peakBytes: number }
+  /**
+   * `partial`: the helper's `PartialScan` (`@sluice/engine`), serialized (`node:v8`) into a buffer that is transferred, not
+   * copied, helper → main → coordinator, so the main thread relays bytes and never builds the table's objects.
+   */
+  | { readonly status: 'ok'; readonly partial: ArrayBuffer; readonly peakBytes: number }
   | { readonly status: 'failed'; readonly failure: QueryFailure }
   | { readonly status: 'lost'; readonly error: QueryError };
 

@@ -41,8 +41,12 @@ export class PartitionBuffer {
     const key = `${row.tenantId}\u0000${hourStartMs}`;
     let partition = this.#partitions.get(key);
     if (partition === undefined) {
-      partition = { tenant: row.tenantId, hourStartMs, rows: createLogRowBuffer(row.tenantId), bytes: 0 };
+      const rows = createLogRowBuffer(row.tenantId);
+      // What an empty partition already holds counts too: a flush spread over many (tenant, hour) partitions of a
+      // few rows each holds more than their wire bytes.
+      partition = { tenant: row.tenantId, hourStartMs, rows, bytes: rows.heldBytes };
       this.#partitions.set(key, partition);
+      this.#bytes += rows.heldBytes;
     }
     partition.rows.add(row.record, row.mined);
     partition.bytes += bytes;
@@ -52,7 +56,7 @@ export class PartitionBuffer {
     return partition;
   }
 
-  /** Estimated buffered bytes (wire size of the buffered records). */
+  /** Estimated buffered bytes: the wire size of the buffered records, plus each partition's starting footprint. */
   get bytes(): number {
     return this.#bytes;
   }

@@ -42,9 +42,16 @@ const utf8 = new TextEncoder();
 const SHORT_VALUE_CHARS = 256;
 
 /** Growable UTF-8 values back to back: value `v` is `data.buf[starts[v], starts[v + 1])`. */
+/**
+ * A partition starts small and doubles: a flush may hold one partition per (tenant, hour) seen, most of them a few
+ * rows, and what a partition holds before its first row is outside the sink's byte estimate (its wire bytes).
+ */
+const INITIAL_ROWS = 16;
+const INITIAL_VALUE_BYTES = 256;
+
 class Utf8Values {
-  readonly data = new ByteSink(4096);
-  starts = new Int32Array(257);
+  readonly data = new ByteSink(INITIAL_VALUE_BYTES);
+  starts = new Int32Array(INITIAL_ROWS + 1);
   count = 0;
   add(s: string): void {
     const data = this.data;
@@ -116,7 +123,7 @@ const emptyToNull = (s: string): string | null => (s === '' ? null : s);
 
 class ColumnRowBuffer implements LogRowBuffer {
   rows = 0;
-  private cap = 256;
+  private cap = INITIAL_ROWS;
   private time = new BigUint64Array(this.cap);
   private observed = new BigUint64Array(this.cap);
   private effective = new BigUint64Array(this.cap);

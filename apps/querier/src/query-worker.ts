@@ -356,10 +356,9 @@ async function runShare(message: ShareRequest): Promise<void> {
     // The partial's reservation stays held: it covered the table's objects, and now covers the bytes, which are
     // smaller (no object headers), then the coordinator's copy of the table.
     const partial = partialBytes(outcome.partial);
-    post(
-      { type: 'share_done', id: message.id, answer: { status: 'ok', partial, peakBytes: raw.peakBytes } },
-      [partial],
-    );
+    post({ type: 'share_done', id: message.id, answer: { status: 'ok', partial, peakBytes: raw.peakBytes } }, [
+      partial,
+    ]);
     return;
   }
   reservation.releaseAll();

@@ -10,13 +10,7 @@
  * `STREAM_BATCHES_IN_FLIGHT` batches not yet taken: the flow control that keeps a slow reader from making the
  * querier buffer the result.
  */
-import type {
-  CorruptObject,
-  CorruptObjectPolicy,
-  LiveFile,
-  QueryFailure,
-  ResultFormat,
-} from '@sluice/engine';
+import type { CorruptObject, CorruptObjectPolicy, LiveFile, QueryFailure, ResultFormat } from '@sluice/engine';
 import type { Predicate, Query, TimeWindow } from '@sluice/query';
 import type { CeilingCrossed, CeilingEnforcement, QueryGroup, SharedMemoryPoolHandle } from '@sluice/limits';
 import type { StorageSettings } from '@sluice/storage';

@@ -60,9 +60,7 @@ function payloadArb(wireType: number, soup: fc.Arbitrary<Uint8Array>): fc.Arbitr
           fc.uint8Array({ maxLength: 8 }),
         )
         .chain((inner) =>
-          fc
-            .integer({ min: -1, max: 1 })
-            .map((skew) => cat(varint(Math.max(0, inner.length + skew)), inner)),
+          fc.integer({ min: -1, max: 1 }).map((skew) => cat(varint(Math.max(0, inner.length + skew)), inner)),
         );
     default:
       return fc.uint8Array({ maxLength: 3 });

@@ -17,7 +17,10 @@ describe('PartitionBuffer', () => {
     assert.ok(empty > 0);
     const buffer = new PartitionBuffer();
     // One row in each of 100 hours: 100 partitions.
-    const rows = Array.from({ length: 100 }, (_, i) => sampleRows(1, { seed: i + 1, startNs: BigInt(i) * HOUR_NS })[0]!);
+    const rows = Array.from(
+      { length: 100 },
+      (_, i) => sampleRows(1, { seed: i + 1, startNs: BigInt(i) * HOUR_NS })[0]!,
+    );
     for (const r of rows) buffer.add({ tenantId: r.tenantId, record: r.record, mined: r.mined }, 10, 0);
     assert.equal(buffer.records, 100);
     assert.equal(buffer.bytes, 100 * 10 + 100 * empty);

@@ -12,6 +12,7 @@ import { serviceNameOf } from '../log-row-fields.js';
 import { BODY_KIND, LOG_COLUMNS } from '../parquet-schema.js';
 import { ByteArrayBuilder } from './byte-array-builder.js';
 import { ByteSink } from './byte-sink.js';
+import { dictionaryFixed } from './fixed-dictionary.js';
 import {
   booleanBounds,
   fixedBounds,
@@ -352,7 +353,7 @@ export function rowGroupLeaves(cols: RowGroupColumns): LeafColumn[] {
       c.templateId,
       PHYSICAL.INT64,
       null,
-      plainFixed(bytesOf(templateId), 8),
+      dictionaryFixed(bytesOf(templateId), 8, n),
       reqStats(int64Bounds(templateId, n, true)),
     ),
     flat(
@@ -385,7 +386,7 @@ export function rowGroupLeaves(cols: RowGroupColumns): LeafColumn[] {
       c.severityNumber,
       PHYSICAL.INT32,
       null,
-      plainFixed(bytesOf(severity), 4),
+      dictionaryFixed(bytesOf(severity), 4, n),
       reqStats(int32Bounds(severity, n, true)),
     ),
     opt(c.severityText, severityText, true),

@@ -370,6 +370,32 @@ function readIndices(page: PageBody, count: number, ledger: Ledger): { idx: Int3
   return { idx, reserved };
 }
 
+/**
+ * `out[at + k] = dict[idx[k]]` for `k` in `[from, to)`, moved as 32-bit words (bit-exact for floats too): reading
+ * a 64-bit typed array element makes a BigInt, one per row of a dictionary-encoded `template_id` otherwise.
+ */
+function copyDictionaryValues(dict: Typed, idx: Int32Array, from: number, to: number, out: Typed, at: number): void {
+  const dn = dict.length;
+  const words = dict.BYTES_PER_ELEMENT >> 2; // every numeric kind is 4 or 8 bytes wide
+  const d = new Int32Array(dict.buffer, dict.byteOffset, dn * words);
+  const o = new Int32Array(out.buffer, out.byteOffset, out.length * words);
+  if (words === 1) {
+    for (let k = from; k < to; k++) {
+      const j = idx[k] as number;
+      if (j >= dn) throw new Error('dictionary index out of range');
+      o[at + k] = d[j] as number;
+    }
+    return;
+  }
+  for (let k = from; k < to; k++) {
+    const j = idx[k] as number;
+    if (j >= dn) throw new Error('dictionary index out of range');
+    const w = 2 * (at + k);
+    o[w] = d[2 * j] as number;
+    o[w + 1] = d[2 * j + 1] as number;
+  }
+}
+
 function decodeNumbers(
   chunk: Uint8Array,
   meta: ColumnMetaData,
@@ -419,12 +445,7 @@ function decodeNumbers(
           // Only the indices up to the last laid-out row are decoded (the hybrid is read front to back).
           const { idx, reserved } = readIndices(page, to, ledger);
           try {
-            const dn = d.length;
-            for (let k = from; k < to; k++) {
-              const j = idx[k] as number;
-              if (j >= dn) throw new Error('dictionary index out of range');
-              out[at + k] = d[j] as never;
-            }
+            copyDictionaryValues(d, idx, from, to, out, at);
           } finally {
             ledger.giveBack(reserved);
           }

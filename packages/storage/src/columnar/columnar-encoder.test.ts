@@ -198,6 +198,51 @@ describe('columnar encoder against hyparquet-writer', () => {
     await assertSameFile(rows);
   });
 
+  test('template_id and severity_number are dictionary-encoded, u64 ids at and above 2^63 included', async () => {
+    const rows = sampleRows(3000, { seed: 31 }).map((r, i) => ({
+      ...r,
+      mined: { ...r.mined, templateId: i % 3 === 0 ? 2n ** 64n - 1n - BigInt(i % 7) : BigInt(i % 11) },
+    }));
+    await assertSameFile(rows, 1024);
+    // Ids that differ only in their high 32 bits: hundreds of them share hash slots, so a lookup that compared
+    // the low word alone would merge them.
+    await assertSameFile(
+      rows.map((r, i) => ({ ...r, mined: { ...r.mined, templateId: (BigInt(i % 1500) << 32n) | 7n } })),
+      2048,
+    );
+    const file = await openParquetFile(sourceFromBytes(await encodeLogsParquetColumnar(rows, { rowGroupRows: 1024 })));
+    for (const g of file.metadata.row_groups) {
+      for (const name of ['template_id', 'severity_number']) {
+        const meta = g.columns.find((c) => c.meta_data?.path_in_schema[0] === name)?.meta_data;
+        assert.ok(meta?.encodings.includes('RLE_DICTIONARY'), `${name} dictionary-encoded`);
+        assert.notEqual(meta?.dictionary_page_offset, undefined, `${name} has a dictionary page`);
+      }
+    }
+  });
+
+  test('a template_id chunk with more distinct ids than a dictionary holds is written PLAIN and reads back identically', async () => {
+    // One more distinct id than a dictionary holds: PLAIN. Exactly as many: still a dictionary.
+    const n = DICTIONARY_MAX_ENTRIES + 1;
+    const ids = (distinct: number) =>
+      sampleRows(n, { seed: 32 }).map((r, i) => ({
+        ...r,
+        mined: { ...r.mined, templateId: BigInt(i % distinct) * 1_000_003n + (i % 2 === 0 ? 2n ** 63n : 0n) },
+      }));
+    const templateMeta = async (rows: StoredLogRow[]) => {
+      const file = await openParquetFile(sourceFromBytes(await encodeLogsParquetColumnar(rows)));
+      assert.deepEqual(await readAll(file), rows);
+      return file.metadata.row_groups[0]!.columns.find((c) => c.meta_data?.path_in_schema[0] === 'template_id')
+        ?.meta_data;
+    };
+    const plain = ids(n);
+    await assertSameFile(plain);
+    const over = await templateMeta(plain);
+    assert.deepEqual(over?.encodings, ['PLAIN', 'RLE']);
+    assert.equal(over?.dictionary_page_offset, undefined);
+    const full = await templateMeta(ids(DICTIONARY_MAX_ENTRIES));
+    assert.ok(full?.encodings.includes('RLE_DICTIONARY'), 'exactly DICTIONARY_MAX_ENTRIES ids stay a dictionary');
+  });
+
   test('the writer factory writes the columnar file by default and keeps hyparquet-writer for bloom filters', async () => {
     const rows = sampleRows(50, { seed: 50 });
     assert.deepEqual(await encodeLogsParquet(rows), await encodeLogsParquetColumnar(rows));

@@ -16,7 +16,7 @@ import type { Columns } from './predicate-eval.js';
 import type { MemoryTracker } from './tracker.js';
 import { compareKeys } from '@sluice/storage';
 import { DictStringVector, cellReader } from './decode/string-vector.js';
-import { dictIds, keyIds, u64Ids, type TermIds } from './decode/term-ids.js';
+import { bucketIds, dictIds, keyIds, u64Ids, type TermIds } from './decode/term-ids.js';
 import { DIRECT_TABLE_BYTES, DIRECT_VALUES, countDict, countU64 } from './decode/term-counts.js';
 
 /** One group. */
@@ -284,6 +284,12 @@ export class Aggregator {
       const c = cols[pathColumn(t.path)];
       if (c instanceof DictStringVector) return dictIds(c, sel, m);
       if (c instanceof BigUint64Array || c instanceof BigInt64Array) return u64Ids(c, sel, m);
+    }
+    if (t.kind === 'bucket') {
+      // Decoded as a typed array, the effective time has no NULLs: the time column's fallback never applies.
+      const eff = cols[LOG_COLUMNS.effectiveTimeUnixNano];
+      if (eff instanceof BigInt64Array || eff instanceof BigUint64Array)
+        return bucketIds(eff, t.widthNs, sel, m, formatTimestamp);
     }
     return keyIds(termGetter(t, cols, attrs), sel, m);
   }

@@ -317,9 +317,11 @@ function walkPages(
           // The levels: a 4-byte length, then the hybrid at width 1.
           if (bytes.length < 4) throw new Error('page too short for its levels');
           const levels = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
-          defsReserved = ledger.transient(numValues);
-          defs = new Uint8Array(numValues);
-          readHybrid(bytes, 4, 1, defs, numValues);
+          if (!allPresent(bytes, 4, 4 + levels, numValues)) {
+            defsReserved = ledger.transient(numValues);
+            defs = new Uint8Array(numValues);
+            readHybrid(bytes, 4, 1, defs, numValues);
+          }
           valuesAt = 4 + levels;
         }
       } else {
@@ -335,20 +337,39 @@ function walkPages(
         bytes = new Uint8Array(size);
         bytes.set(raw.subarray(0, levels), 0);
         bytes.set(values, levels);
-        if (optional) {
+        if (optional && !allPresent(bytes, 0, levels, numValues)) {
           defsReserved = ledger.transient(numValues);
           defs = new Uint8Array(numValues);
           if (levels > 0) readHybrid(bytes.subarray(0, levels), 0, 1, defs, numValues);
         }
         valuesAt = levels;
       }
-      if (defs !== undefined && defs.every((d) => d === 1)) defs = undefined;
+      if (defs !== undefined && defs.indexOf(0) === -1) defs = undefined;
       onData({ bytes, valuesAt, defs, numValues, encoding });
     } finally {
       ledger.giveBack(defsReserved);
       if (!keepPages) ledger.giveBack(pageBytes);
     }
   }
+}
+
+/**
+ * Whether the definition levels at `bytes[at, end)` (the hybrid at width 1) open with one RLE run of 1s covering
+ * all `count` values: what a writer emits for a page without NULLs, recognised from its first header so such a
+ * page allocates and decodes no levels at all.
+ */
+function allPresent(bytes: Uint8Array, at: number, end: number, count: number): boolean {
+  let header = 0;
+  let shift = 0;
+  let pos = at;
+  for (;;) {
+    if (pos >= end || shift > 28) return false;
+    const b = bytes[pos++] as number;
+    header += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+    if ((b & 0x80) === 0) break;
+  }
+  return header % 2 === 0 && header / 2 >= count && pos < end && bytes[pos] === 1;
 }
 
 /** Present values among the page's first `upTo` rows (all of them by default). */

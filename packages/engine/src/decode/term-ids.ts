@@ -90,3 +90,54 @@ export function keyIds(key: (i: number) => string | null, sel: Int32Array | null
   }
   return { ids, cardinality: texts.length, text: (id) => texts[id] as string };
 }
+
+/**
+ * Ids of `bucket(w)` over a time column without NULLs (the effective time as decoded into a typed array), read as
+ * unsigned. Rows are mostly time-ordered, so each row is first compared with the current bucket's bounds as two
+ * 32-bit halves; only a row outside it makes BigInts (its start, and the key text via `format`, once per bucket
+ * met). Reading a 64-bit element per row, as the generic path does, allocates a BigInt for every row.
+ */
+export function bucketIds(
+  vec: BigUint64Array | BigInt64Array,
+  widthNs: bigint,
+  sel: Int32Array | null,
+  m: number,
+  format: (startNs: bigint) => string,
+): TermIds {
+  const ids = new Int32Array(m);
+  const texts: string[] = [];
+  const byStart = new Map<bigint, number>();
+  const halves = new Uint32Array(vec.buffer, vec.byteOffset, vec.length * 2);
+  const word = (x: bigint, high: boolean): number => Number(high ? x >> 32n : x & 0xffffffffn);
+  // The current bucket [start, end) as unsigned halves; end's high half may reach 2^32 (a bucket at the top of u64).
+  let startHi = 1;
+  let startLo = 0;
+  let endHi = 0;
+  let endLo = 0;
+  let id = -1;
+  for (let k = 0; k < m; k++) {
+    const i = rowOf(sel, k);
+    const lo = LITTLE_ENDIAN ? (halves[2 * i] as number) : (halves[2 * i + 1] as number);
+    const hi = LITTLE_ENDIAN ? (halves[2 * i + 1] as number) : (halves[2 * i] as number);
+    const atOrAfterStart = hi > startHi || (hi === startHi && lo >= startLo);
+    const beforeEnd = hi < endHi || (hi === endHi && lo < endLo);
+    if (!(atOrAfterStart && beforeEnd)) {
+      const ns = BigInt.asUintN(64, vec[i] as bigint);
+      const start = (ns / widthNs) * widthNs;
+      const end = start + widthNs;
+      startHi = word(start, true);
+      startLo = word(start, false);
+      endHi = word(end, true);
+      endLo = word(end, false);
+      let known = byStart.get(start);
+      if (known === undefined) {
+        known = texts.length;
+        texts.push(format(start));
+        byStart.set(start, known);
+      }
+      id = known;
+    }
+    ids[k] = id;
+  }
+  return { ids, cardinality: texts.length, text: (n) => texts[n] as string };
+}

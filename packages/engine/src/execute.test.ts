@@ -18,6 +18,7 @@ import { parseQuery, type Query } from '@sluice/query';
 import { createMemoryPool } from '@sluice/limits';
 import { setAfterTotalCommitHook } from '@sluice/limits/testing';
 import { retainedRowBytes } from './records.js';
+import { RECORD_CHUNK_BYTES } from './record-bytes.js';
 
 const NOW = T0 + 4n * H;
 const R = `range(${iso(T0)}, ${iso(T0 + 4n * H)})`;
@@ -509,32 +510,55 @@ describe('tenant isolation', () => {
 });
 
 describe('the rendered body and the pool', () => {
-  test('while the body is written, the query holds its records’ reservations, the kept chunks and the body', async () => {
+  /** Runs `query` and returns its answer and what the pool held right after the query's last grow (the seal's). */
+  async function heldAtSeal(query: string): Promise<{ r: Awaited<ReturnType<typeof run>>; atLastGrow: number }> {
     const pool = createMemoryPool({ sizeBytes: 1024 ** 3 });
-    // The seal's reservation of the body buffer is the query's last grow: what the pool holds right after it.
     let atLastGrow = 0;
     setAfterTotalCommitHook(() => {
       atLastGrow = pool.reserved();
     });
-    let r: Awaited<ReturnType<typeof run>>;
     try {
-      r = await run(store, `true | ${R} | limit 50`, { nowNs: NOW, pool });
+      const r = await run(store, query, { nowNs: NOW, pool });
+      assert.equal(r.outcome.status, 'ok');
+      return { r, atLastGrow };
     } finally {
       setAfterTotalCommitHook(null);
     }
-    assert.equal(r.outcome.status, 'ok');
-    const records = r.json.records as unknown[];
-    assert.equal(records.length, 50);
-    // Each record's text stays reserved at 2 bytes a character + 96 (retainedRowBytes) until the seal; the budget
-    // holds the chunks (the body's bytes) and reserves the body buffer again before writing it.
-    const from = r.text.indexOf('"records":[') + '"records":['.length;
-    const to = r.text.lastIndexOf(']');
-    const textChars = to - from - (records.length - 1); // the records' own characters, without the commas
-    const recordBytes = retainedRowBytes('x'.repeat(textChars)) + (records.length - 1) * retainedRowBytes('');
+  }
+
+  /** The records' own UTF-8 bytes and characters in the answer (without the commas between them), and their count. */
+  function recordText(text: string): { bytes: number; chars: number; count: number } {
+    const from = text.indexOf('"records":[') + '"records":['.length;
+    const to = text.lastIndexOf(']');
+    const count = (JSON.parse(text) as { records: unknown[] }).records.length;
+    const records = text.slice(from, to);
+    return { bytes: Buffer.byteLength(records, 'utf8') - (count - 1), chars: records.length - (count - 1), count };
+  }
+
+  test('while the body is written, the query holds its records’ reserved buffers, the kept chunks and the body', async () => {
+    const { r, atLastGrow } = await heldAtSeal(`true | ${R} | limit 50`);
+    const { bytes, count } = recordText(r.text);
+    assert.equal(count, 50);
+    // Unsorted records are rendered straight into reserved buffers of RECORD_CHUNK_BYTES, held until the seal; the
+    // budget holds those buffers (the body's bytes) and reserves the body buffer again before writing it.
+    const buffers = Math.ceil((bytes + count - 1) / RECORD_CHUNK_BYTES) * RECORD_CHUNK_BYTES;
     const body = Buffer.byteLength(r.text, 'utf8');
     assert.ok(
-      atLastGrow >= recordBytes + 2 * body,
-      `held ${atLastGrow} at the seal < records ${recordBytes} + 2 × body ${body}`,
+      atLastGrow >= buffers + 2 * body,
+      `held ${atLastGrow} at the seal < records ${buffers} + 2 × body ${body}`,
+    );
+  });
+
+  test('a sorted answer holds each record’s string reservation until the seal as well', async () => {
+    const { r, atLastGrow } = await heldAtSeal(`true | ${R} | sort ts desc | limit 50`);
+    const { chars, count } = recordText(r.text);
+    assert.equal(count, 50);
+    // Each record's text stays reserved at 2 bytes a character + 96 (retainedRowBytes) until the seal.
+    const records = retainedRowBytes('x'.repeat(chars)) + (count - 1) * retainedRowBytes('');
+    const body = Buffer.byteLength(r.text, 'utf8');
+    assert.ok(
+      atLastGrow >= records + 2 * body,
+      `held ${atLastGrow} at the seal < records ${records} + 2 × body ${body}`,
     );
   });
 });

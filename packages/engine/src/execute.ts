@@ -170,6 +170,8 @@ async function runLogQuery(
           // it is built (every held row is still reserved on the pool, and max_rows bounds how many there are).
           maxResultBytes: arrow ? Number.MAX_SAFE_INTEGER : limits.maxResultBytes,
           enforcement,
+          // A JSON answer takes unsorted rows as bytes; an Arrow answer parses each row's text.
+          bytes: !arrow,
           ...(sortField !== undefined
             ? { sort: { field: sortField, descending: sortStage?.descending === true } }
             : {}),

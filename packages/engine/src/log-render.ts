@@ -70,7 +70,8 @@ export async function renderLogResult(
   const groups = aggregator ? orderedGroups(plan, aggregator) : undefined;
   stats.rows_excluded = aggregator?.excluded ?? 0;
   const records = collector?.drain() ?? [];
-  const returned = records.length + streamedRecords;
+  const recordBytes = collector?.drainBytes();
+  const returned = records.length + (recordBytes?.count ?? 0) + streamedRecords;
   const crossed: CeilingCrossed[] = [];
   if (!agg && returned > limits.maxRows) crossed.push({ limit: 'max_rows', value: returned, ceiling: limits.maxRows });
   if (stream) {
@@ -104,6 +105,8 @@ export async function renderLogResult(
       // The budget keeps each record's text itself (not a copy) until the seal writes the body, so the record's own
       // reservation, which covers a V8 string at two bytes a character, stays until then (released below).
       records.forEach((r, idx) => append(idx === 0 ? r.text : `,${r.text}`));
+      // Rows rendered to bytes are handed over as their buffers (commas included), reserved until the same point.
+      for (const chunk of recordBytes?.chunks ?? []) append(chunk);
       append(']');
       if (groups && aggregator) {
         append(',"aggregate":[');

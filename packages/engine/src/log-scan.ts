@@ -280,7 +280,7 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
                   if (collector.accepts(key, order)) collector.add(renderLogRow(all, i, projectKeys), key, order);
                 } else {
                   if (!collector.wantsMore) break;
-                  collector.add(renderLogRow(all, i, projectKeys));
+                  collector.addRow(all, i, projectKeys);
                 }
               }
             } else if (stream) {

@@ -14,6 +14,7 @@ import type { MemoryTracker } from './tracker.js';
 import { QueryAbort } from './failures.js';
 import { jsonString, jsonU64 } from './render-json.js';
 import { cell } from './decode/string-vector.js';
+import { RecordBytes, renderLogRowBytes } from './record-bytes.js';
 
 const C = LOG_COLUMNS;
 
@@ -176,6 +177,11 @@ export interface CollectorOptions {
   /** Observe mode: rows past `maxResultBytes` are kept (the result budget reports the crossing). Default enforce. */
   readonly enforcement?: CeilingEnforcement;
   readonly sort?: { readonly field: FieldName; readonly descending: boolean };
+  /**
+   * Without sort: render rows straight to bytes ({@link RecordBytes}) rather than one string each. For a JSON
+   * answer; an Arrow answer reads the rows as text.
+   */
+  readonly bytes?: boolean;
 }
 
 /**
@@ -185,21 +191,53 @@ export interface CollectorOptions {
 export class RecordCollector {
   readonly #o: CollectorOptions;
   readonly #rows: Held[] = [];
+  /** The rendered rows, in byte mode. */
+  readonly #bytes: RecordBytes | undefined;
   #seq = 0;
   #utf8 = 0;
 
   constructor(options: CollectorOptions) {
     this.#o = options;
+    this.#bytes = options.bytes === true && options.sort === undefined ? new RecordBytes(options.tracker) : undefined;
+  }
+
+  /** Rows held. */
+  get #held(): number {
+    return this.#bytes?.count ?? this.#rows.length;
   }
 
   /** True when the collector would take the next arriving row without a key (no sort, not full). */
   get wantsMore(): boolean {
-    return this.#o.sort === undefined ? this.#rows.length < this.#o.limit : this.#o.limit > 0;
+    return this.#o.sort === undefined ? this.#held < this.#o.limit : this.#o.limit > 0;
   }
 
   /** Without sort: how many more rows it takes (a sorted collector may take any number). */
   get remaining(): number {
-    return this.#o.sort === undefined ? Math.max(0, this.#o.limit - this.#rows.length) : Infinity;
+    return this.#o.sort === undefined ? Math.max(0, this.#o.limit - this.#held) : Infinity;
+  }
+
+  /**
+   * Without sort: renders row `i` of `cols` and adds it (straight to bytes in byte mode). `keep` restricts the
+   * keys (project).
+   */
+  addRow(cols: Columns, i: number, keep: ReadonlySet<string> | undefined): void {
+    const bytes = this.#bytes;
+    if (bytes === undefined) {
+      this.add(renderLogRow(cols, i, keep));
+      return;
+    }
+    this.#utf8 += renderLogRowBytes(cols, i, keep, bytes) + 1;
+    if (this.#utf8 > this.#o.maxResultBytes && this.#o.enforcement !== 'observe')
+      throw new QueryAbort({ kind: 'query_result_limit', limitBytes: this.#o.maxResultBytes });
+  }
+
+  /**
+   * In byte mode, the rows as byte chunks in response order (commas between rows included), each reserved until the
+   * tracker is released; `undefined` otherwise.
+   */
+  drainBytes(): { readonly count: number; readonly chunks: readonly Buffer[] } | undefined {
+    const bytes = this.#bytes;
+    return bytes === undefined ? undefined : { count: bytes.count, chunks: bytes.chunks() };
   }
 
   /** True for sorted collection. */

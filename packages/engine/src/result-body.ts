@@ -16,7 +16,7 @@ import { QueryAbort } from './failures.js';
 export function renderThroughBudget(
   reservation: QueryReservation,
   maxResultBytes: number,
-  write: (append: (chunk: string) => void) => void,
+  write: (append: (chunk: string | Uint8Array) => void) => void,
   enforcement: CeilingEnforcement = 'enforce',
 ): ResultBudget {
   const budget = createResultBudget({ maxResultBytes, reservation, enforcement });

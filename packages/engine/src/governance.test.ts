@@ -141,6 +141,30 @@ describe('memory pool', () => {
     other.releaseAll();
     assert.equal(pool.reserved(), 0);
   });
+  test('reservations are exact: a pool of a query’s peak serves it, one a few bytes smaller refuses it', async () => {
+    const queries = [
+      `true | ${R} | count by template_id`,
+      `true | ${R} | count by service, bucket(5m)`,
+      `contains(body, "timeout") | ${R} | count`,
+      `contains(body, "timeout") | ${R} | limit 100`,
+      `true | ${R} | limit 1000`,
+      `true | ${R} | sort ts desc | limit 50`,
+      `severity >= 13 | range(2026-06-01T01:10:00Z, 2026-06-01T01:40:00Z) | limit 20`,
+    ];
+    for (const q of queries) {
+      const measure = createMemoryPool({ sizeBytes: 1 << 30 });
+      const first = await run(store, q, { nowNs: NOW, pool: measure });
+      assert.equal(first.outcome.status, 'ok', q);
+      const need = measure.peakReserved();
+      const exact = await run(store, q, { nowNs: NOW, pool: createMemoryPool({ sizeBytes: need }) });
+      assert.equal(exact.outcome.status, 'ok', `${q}: a pool of exactly ${need} bytes serves it`);
+      assert.equal(exact.text, first.text, q);
+      const short = createMemoryPool({ sizeBytes: need - 8 });
+      const refused = await run(store, q, { nowNs: NOW, pool: short });
+      assert.equal((errorOf(refused) as { kind: string }).kind, 'query_memory_limit', `${q}: ${need - 8} bytes`);
+      assert.equal(short.reserved(), 0, q);
+    }
+  });
   test('the peak reservation covers decoded row groups (reserve before retain)', async () => {
     const pool = createMemoryPool({ sizeBytes: 1 << 30 });
     let peakSeen = 0;

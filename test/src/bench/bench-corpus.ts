@@ -4,7 +4,7 @@
  * `rows` mined records of {@link corpusRecords} (three hours from 2026-03-01T10:00Z) written straight into a
  * local store as Parquet in the receiver's layout, one file per (hour, 250k-row chunk), rows in time order.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { LogRecord } from '@sluice/core';
 import { createMiner } from '@sluice/miner';
 import { createLocalObjectStore, dataFileKey, encodeLogsParquet, uuidv7, type StoredLogRow } from '@sluice/storage';
@@ -185,4 +185,21 @@ export function vmHwmKb(pid: number): number {
 /** Current resident set of `pid` in KiB (`VmRSS`). */
 export function vmRssKb(pid: number): number {
   return statusKb(pid, 'VmRSS');
+}
+
+/**
+ * CPU time of every thread of `pid` so far, in ms (`/proc/<pid>/task/<tid>/schedstat`, nanoseconds on a CPU): what
+ * a query cost in work, which a noisy machine disturbs far less than its wall time. A thread that ends between the
+ * two readings drops out of the second one, so the figure is for a process whose threads stay (the query workers).
+ */
+export function cpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return ns / 1e6;
 }

@@ -11,6 +11,9 @@
  * `query_parallelism` BENCH_PARALLELISM (default 1, the product default: one worker per query; 2 adds one scan helper,
  * which count and min/max aggregations borrow on the otherwise idle querier).
  *
+ * Each query also reports its CPU time: every thread of the server for Sluice (the HTTP request included), every
+ * thread of this process for DuckDB; their geometric mean is steadier than wall time on a shared machine.
+ *
  * Env: BENCH_ROWS, BENCH_RUNS (timed runs per query, default 3; the median is reported), BENCH_PARALLELISM.
  */
 import { writeFileSync } from 'node:fs';
@@ -22,6 +25,7 @@ import { spawnSluice, tempDir } from '../helpers/spawn-sluice.js';
 import { testConfigYaml } from '../helpers/test-config.js';
 import {
   buildQueryCorpus,
+  cpuMs,
   median,
   needleSuite,
   querySuite,
@@ -78,9 +82,13 @@ async function main(): Promise<void> {
   const ratios: number[] = [];
   /** Per query, the ratio against the fair twin where there is one, else against the plain SQL. */
   const fairRatios: number[] = [];
+  /** Per query, Sluice's CPU time (every thread of the server) over DuckDB's (every thread of this process). */
+  const cpuRatios: number[] = [];
   for (const q of suite) {
     const sluiceMs: number[] = [];
     const duckMs: number[] = [];
+    const sluiceCpu: number[] = [];
+    const duckCpu: number[] = [];
     const fairMs: number[] = [];
     let peakPool = 0;
     let rssGrowthKb = 0;
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
       const before = vmRssKb(pid);
       writeFileSync(`/proc/${pid}/clear_refs`, '5'); // reset VmHWM so it measures this query
       // Sluice's time is request → whole body received; the client-side exact JSON parse is not counted.
+      const c0 = cpuMs(pid);
       const s0 = performance.now();
       const res = await fetch(`${url}/v1/query`, {
         method: 'POST',
@@ -97,17 +106,22 @@ async function main(): Promise<void> {
       });
       const text = await res.text();
       const s1 = performance.now();
+      const c1 = cpuMs(pid);
       const parsed = parseJsonExact(text);
       const answer = { status: res.status, text, json: parsed.ok ? parsed.value : null };
       if (answer.status !== 200) throw new Error(`${q.name}: ${answer.status} ${answer.text.slice(0, 200)}`);
+      const u0 = process.cpuUsage();
       const d0 = performance.now();
       await conn.runAndReadAll(q.duck);
       const d1 = performance.now();
+      const u1 = process.cpuUsage(u0);
       if (q.duckFair !== undefined) await conn.runAndReadAll(q.duckFair);
       const d2 = performance.now();
       if (run === 0) continue; // warm-up
       sluiceMs.push(s1 - s0);
       duckMs.push(d1 - d0);
+      sluiceCpu.push(c1 - c0);
+      duckCpu.push((u1.user + u1.system) / 1000);
       if (q.duckFair !== undefined) fairMs.push(d2 - d1);
       rssGrowthKb = Math.max(rssGrowthKb, vmHwmKb(pid) - before);
       const st = field(answer.json, 'stats');
@@ -129,8 +143,10 @@ async function main(): Promise<void> {
         : '';
     lines.push(
       `${q.name.padEnd(30)} sluice ${s.toFixed(0).padStart(6)} ms  duckdb ${d.toFixed(0).padStart(5)} ms  ratio ${(s / d).toFixed(2).padStart(6)}${fair}  ` +
-        `peak pool ${(peakPool / 1048576).toFixed(1)} MiB, peak RSS growth ${(rssGrowthKb / 1024).toFixed(1)} MiB  (${stats})`,
+        `peak pool ${(peakPool / 1048576).toFixed(1)} MiB, peak RSS growth ${(rssGrowthKb / 1024).toFixed(1)} MiB  (${stats})  ` +
+        `cpu ms sluice ${median(sluiceCpu).toFixed(0)} duckdb ${median(duckCpu).toFixed(0)}`,
     );
+    cpuRatios.push(median(sluiceCpu) / median(duckCpu));
   }
   const geoMean = (xs: readonly number[]): number => Math.exp(xs.reduce((a, r) => a + Math.log(r), 0) / xs.length);
   const geo = geoMean(ratios.slice(0, original.length));
@@ -142,6 +158,9 @@ async function main(): Promise<void> {
   console.log(`  geometric mean Sluice/DuckDB of the original ${original.length}: ${geo.toFixed(2)}`);
   console.log(
     `  geometric mean of the fair set (the ${original.length}, each against its fair twin where it has one): ${fairGeo.toFixed(2)}`,
+  );
+  console.log(
+    `  geometric mean of CPU time Sluice/DuckDB, the original ${original.length} (plain SQL; steadier than wall time on a busy machine): ${geoMean(cpuRatios.slice(0, original.length)).toFixed(2)}`,
   );
   conn.closeSync();
   duck.closeSync();

@@ -18,7 +18,7 @@ import { parseQuery, type Query } from '@sluice/query';
 import { createMemoryPool } from '@sluice/limits';
 import { setAfterTotalCommitHook } from '@sluice/limits/testing';
 import { retainedRowBytes } from './records.js';
-import { RECORD_CHUNK_BYTES } from './record-bytes.js';
+import { RECORD_CHUNK_BYTES, RECORD_FIRST_CHUNK_BYTES } from './record-bytes.js';
 
 const NOW = T0 + 4n * H;
 const R = `range(${iso(T0)}, ${iso(T0 + 4n * H)})`;
@@ -539,9 +539,16 @@ describe('the rendered body and the pool', () => {
     const { r, atLastGrow } = await heldAtSeal(`true | ${R} | limit 50`);
     const { bytes, count } = recordText(r.text);
     assert.equal(count, 50);
-    // Unsorted records are rendered straight into reserved buffers of RECORD_CHUNK_BYTES, held until the seal; the
+    // Unsorted records are rendered straight into reserved buffers, held until the seal; the
     // budget holds those buffers (the body's bytes) and reserves the body buffer again before writing it.
-    const buffers = Math.ceil((bytes + count - 1) / RECORD_CHUNK_BYTES) * RECORD_CHUNK_BYTES;
+    // Buffers double from RECORD_FIRST_CHUNK_BYTES to RECORD_CHUNK_BYTES: at least those covering the records.
+    let buffers = 0;
+    for (
+      let size = RECORD_FIRST_CHUNK_BYTES;
+      buffers < bytes + count - 1;
+      size = Math.min(2 * size, RECORD_CHUNK_BYTES)
+    )
+      buffers += size;
     const body = Buffer.byteLength(r.text, 'utf8');
     assert.ok(
       atLastGrow >= buffers + 2 * body,

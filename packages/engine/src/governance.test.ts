@@ -156,9 +156,11 @@ describe('memory pool', () => {
       const first = await run(store, q, { nowNs: NOW, pool: measure });
       assert.equal(first.outcome.status, 'ok', q);
       const need = measure.peakReserved();
-      const exact = await run(store, q, { nowNs: NOW, pool: createMemoryPool({ sizeBytes: need }) });
+      const exactPool = createMemoryPool({ sizeBytes: need });
+      const exact = await run(store, q, { nowNs: NOW, pool: exactPool });
       assert.equal(exact.outcome.status, 'ok', `${q}: a pool of exactly ${need} bytes serves it`);
       assert.equal(exact.text, first.text, q);
+      assert.equal(exactPool.reserved(), 0, `${q}: nothing held after the exact run`);
       const short = createMemoryPool({ sizeBytes: need - 8 });
       const refused = await run(store, q, { nowNs: NOW, pool: short });
       assert.equal((errorOf(refused) as { kind: string }).kind, 'query_memory_limit', `${q}: ${need - 8} bytes`);

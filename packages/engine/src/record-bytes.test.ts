@@ -11,9 +11,15 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { createMemoryPool } from '@sluice/limits';
 import { BODY_KIND, LOG_COLUMNS } from '@sluice/storage';
-import { FixedBytesVector, PlainStringVector, RowSlice, type ColumnData } from './decode/string-vector.js';
+import {
+  DictStringVector,
+  FixedBytesVector,
+  PlainStringVector,
+  RowSlice,
+  type ColumnData,
+} from './decode/string-vector.js';
 import type { Columns } from './predicate-eval.js';
-import { RECORD_CHUNK_BYTES, RecordBytes, renderLogRowBytes } from './record-bytes.js';
+import { RECORD_CHUNK_BYTES, RECORD_FIRST_CHUNK_BYTES, RecordBytes, renderLogRowBytes } from './record-bytes.js';
 import { renderLogRow } from './records.js';
 import { QueryAbort } from './failures.js';
 import { MemoryTracker } from './tracker.js';
@@ -127,7 +133,7 @@ const rowsArb = fc.integer({ min: 1, max: 9 }).chain((n) =>
     ids: fc.array(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), { minLength: n, maxLength: n }),
     lossy: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
     traced: fc.array(fc.boolean(), { minLength: n, maxLength: n }),
-    layout: fc.constantFrom('plain', 'slice', 'strings'),
+    layout: fc.constantFrom('plain', 'slice', 'strings', 'dict'),
     keep: fc.option(fc.subarray(KEYS), { nil: undefined }),
   }),
 );
@@ -139,7 +145,7 @@ function columns(d: {
   ids: bigint[];
   lossy: boolean[];
   traced: boolean[];
-  layout: 'plain' | 'slice' | 'strings';
+  layout: 'plain' | 'slice' | 'strings' | 'dict';
 }): Columns {
   const n = d.kinds.length;
   const cols: Record<string, ColumnData> = {
@@ -162,7 +168,15 @@ function columns(d: {
   STRING_COLUMNS.forEach((name, c) => {
     const values = d.strings[c] as (Uint8Array[] | null)[];
     if (d.layout === 'strings') cols[name] = stringColumn(values);
-    else if (d.layout === 'plain') cols[name] = plainColumn(values);
+    else if (d.layout === 'dict') {
+      // A dictionary of the distinct decoded values, NULL as -1.
+      const text = stringColumn(values);
+      const dict = [...new Set(text.filter((v): v is string => v !== null))];
+      cols[name] = new DictStringVector(
+        dict,
+        Int32Array.from(text, (v) => (v === null ? -1 : dict.indexOf(v))),
+      );
+    } else if (d.layout === 'plain') cols[name] = plainColumn(values);
     else {
       // The slice layout: the vector holds rows [base, base + n) of a group of n + base + 2 rows.
       const base = 2;
@@ -194,6 +208,13 @@ describe('rendering records straight to bytes', () => {
           want.push(text);
           const n = renderLogRowBytes(all, row, keep, out);
           assert.equal(n, Buffer.byteLength(text, 'utf8'), `row ${k}: the length it reports`);
+        }
+        if (d.layout === 'slice') {
+          // A row of the group outside the slice reads its string columns as NULL, on both paths.
+          const all = shifted(cols, 2);
+          const outside = renderLogRow(all, 0, keep);
+          want.push(outside);
+          assert.equal(renderLogRowBytes(all, 0, keep, out), Buffer.byteLength(outside, 'utf8'));
         }
         assert.equal(Buffer.concat(out.chunks()).toString('utf8'), want.join(','));
         assert.deepEqual(Buffer.concat(out.chunks()), Buffer.from(want.join(','), 'utf8'));
@@ -253,9 +274,31 @@ describe('rendering records straight to bytes', () => {
       () => renderLogRowBytes(cols, 0, undefined, out),
       (e: unknown) => e instanceof QueryAbort && e.failure.kind === 'query_memory_limit',
     );
-    // The first buffer fitted; the body's did not and was never made.
-    assert.equal(t.held, RECORD_CHUNK_BYTES);
-    assert.equal(out.chunks().length, 1);
+    // The first buffer fitted; the body's did not and was never made; the half-written record is not handed out.
+    assert.equal(t.held, RECORD_FIRST_CHUNK_BYTES);
+    assert.equal(out.count, 0);
+    assert.deepEqual(out.chunks(), []);
+  });
+
+  test('a record refused mid-way leaves the whole records before it, and only those', () => {
+    const pool = createMemoryPool({ sizeBytes: RECORD_CHUNK_BYTES });
+    const out = new RecordBytes(new MemoryTracker(pool.createQuery('q')));
+    const record = (body: string): Columns =>
+      columns({
+        strings: STRING_COLUMNS.map((name) => [name === C.body ? [utf8(body)] : null]),
+        kinds: [BODY_KIND.STRING],
+        ids: [7n],
+        lossy: [false],
+        traced: [false],
+        layout: 'plain',
+      });
+    const small = record('fits');
+    const text = renderLogRow(small, 0, undefined);
+    assert.equal(renderLogRowBytes(small, 0, undefined, out), Buffer.byteLength(text));
+    // Its head fits in the first buffer; the rest needs a buffer the pool refuses.
+    assert.throws(() => renderLogRowBytes(record('z'.repeat(RECORD_CHUNK_BYTES)), 0, undefined, out), QueryAbort);
+    assert.equal(out.count, 1);
+    assert.equal(Buffer.concat(out.chunks()).toString('utf8'), text);
   });
 });
 

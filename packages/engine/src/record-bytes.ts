@@ -21,8 +21,13 @@ import type { MemoryTracker } from './tracker.js';
 
 const C = LOG_COLUMNS;
 
-/** Size of each reserved buffer (a value larger than this gets a buffer of its own size). */
+/** The largest reserved buffer (a value larger than this gets a buffer of its own size). */
 export const RECORD_CHUNK_BYTES = 64 * 1024;
+/**
+ * The first buffer: buffers double from this up to {@link RECORD_CHUNK_BYTES}, so a `limit 1` reserves 4 KiB, not
+ * 64, under a tight pool.
+ */
+export const RECORD_FIRST_CHUNK_BYTES = 4 * 1024;
 
 /** What JSON.stringify writes for bytes 0x00–0x1f, `"` and `\` (everything else is itself). */
 const ESCAPES: readonly (string | undefined)[] = (() => {
@@ -35,16 +40,21 @@ const ESCAPES: readonly (string | undefined)[] = (() => {
 
 /**
  * Records written back to back into reserved buffers. Each buffer is reserved on the tracker before it is
- * allocated and stays reserved until the tracker is released (after the body is sealed).
+ * allocated and stays reserved until the tracker is released (after the body is sealed). Only whole records are
+ * ever handed out: a record whose buffer was refused mid-way is not in {@link RecordBytes.chunks}.
  */
 export class RecordBytes {
   readonly #tracker: MemoryTracker;
+  /** Filled buffers, each cut at its last byte written. */
   readonly #done: Buffer[] = [];
   #buf: Buffer = Buffer.alloc(0);
   #at = 0;
   #count = 0;
   #recordStart = 0;
   #recordBytes = 0;
+  /** Where the last whole record ends: buffer number (an index into `#done`, or `#done.length` for `#buf`) and offset. */
+  #endChunk = 0;
+  #endAt = 0;
 
   constructor(tracker: MemoryTracker) {
     this.#tracker = tracker;
@@ -55,19 +65,21 @@ export class RecordBytes {
     return this.#count;
   }
 
-  /** The records so far as byte ranges, in order, separated by commas. */
+  /** The whole records so far as byte ranges, in order, separated by commas. */
   chunks(): Buffer[] {
-    const out = [...this.#done];
-    if (this.#at > 0) out.push(this.#buf.subarray(0, this.#at));
+    const out = this.#done.slice(0, this.#endChunk);
+    const last = this.#endChunk < this.#done.length ? this.#done[this.#endChunk] : this.#buf;
+    if (last !== undefined && this.#endAt > 0) out.push(last.subarray(0, this.#endAt));
     return out;
   }
 
   /** Room for `n` more bytes: a new buffer (reserved first) when the current one is full. */
   #room(n: number): void {
     if (this.#at + n <= this.#buf.length) return;
-    const size = Math.max(RECORD_CHUNK_BYTES, n);
-    this.#tracker.grow(size); // reserve before retain; a refusal leaves the records as they were
+    const size = Math.max(n, Math.min(RECORD_CHUNK_BYTES, Math.max(RECORD_FIRST_CHUNK_BYTES, 2 * this.#buf.length)));
+    this.#tracker.grow(size); // reserve before retain
     this.#recordBytes += this.#at - this.#recordStart;
+    // An empty buffer is dropped: the last record's end (at offset 0 of it, if it points there) stays valid.
     if (this.#at > 0) this.#done.push(this.#buf.subarray(0, this.#at));
     this.#buf = Buffer.allocUnsafe(size);
     this.#at = 0;
@@ -86,6 +98,8 @@ export class RecordBytes {
   end(): number {
     const n = this.#recordBytes + this.#at - this.#recordStart - (this.#count > 0 ? 1 : 0);
     this.#count++;
+    this.#endChunk = this.#done.length;
+    this.#endAt = this.#at;
     return n;
   }
 

@@ -146,7 +146,7 @@ async function main(): Promise<void> {
         `peak pool ${(peakPool / 1048576).toFixed(1)} MiB, peak RSS growth ${(rssGrowthKb / 1024).toFixed(1)} MiB  (${stats})  ` +
         `cpu ms sluice ${median(sluiceCpu).toFixed(0)} duckdb ${median(duckCpu).toFixed(0)}`,
     );
-    cpuRatios.push(median(sluiceCpu) / median(duckCpu));
+    cpuRatios.push(median(sluiceCpu) / Math.max(median(duckCpu), 0.001)); // a 0 ms reading would break the mean
   }
   const geoMean = (xs: readonly number[]): number => Math.exp(xs.reduce((a, r) => a + Math.log(r), 0) / xs.length);
   const geo = geoMean(ratios.slice(0, original.length));

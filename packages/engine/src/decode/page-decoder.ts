@@ -300,6 +300,8 @@ function walkPages(
     // A kept page (PLAIN strings) is the column's value buffer; others live only while they are decoded.
     const pageBytes = keepPages ? (ledger.keep(size), size) : ledger.transient(size);
     let defsReserved = 0;
+    /** The largest definition level read (1 when every value is present). */
+    let defsTop = 0;
     try {
       let bytes: Uint8Array;
       let valuesAt: number;
@@ -320,7 +322,7 @@ function walkPages(
           if (!allPresent(bytes, 4, 4 + levels, numValues)) {
             defsReserved = ledger.transient(numValues);
             defs = new Uint8Array(numValues);
-            readHybrid(bytes, 4, 1, defs, numValues);
+            defsTop = readHybrid(bytes, 4, 1, defs, numValues);
           }
           valuesAt = 4 + levels;
         }
@@ -340,11 +342,12 @@ function walkPages(
         if (optional && !allPresent(bytes, 0, levels, numValues)) {
           defsReserved = ledger.transient(numValues);
           defs = new Uint8Array(numValues);
-          if (levels > 0) readHybrid(bytes.subarray(0, levels), 0, 1, defs, numValues);
+          if (levels > 0) defsTop = readHybrid(bytes.subarray(0, levels), 0, 1, defs, numValues);
         }
         valuesAt = levels;
       }
-      if (defs !== undefined && defs.indexOf(0) === -1) defs = undefined;
+      // All 1s: no NULL (a level above 1, in a damaged page, keeps the levels as they are).
+      if (defs !== undefined && defsTop <= 1 && defs.indexOf(0) === -1) defs = undefined;
       onData({ bytes, valuesAt, defs, numValues, encoding });
     } finally {
       ledger.giveBack(defsReserved);
@@ -403,14 +406,14 @@ function copyDictionaryValues(dict: Typed, idx: Int32Array, from: number, to: nu
   if (words === 1) {
     for (let k = from; k < to; k++) {
       const j = idx[k] as number;
-      if (j >= dn) throw new Error('dictionary index out of range');
+      if (j >>> 0 >= dn) throw new Error('dictionary index out of range'); // a negative index too
       o[at + k] = d[j] as number;
     }
     return;
   }
   for (let k = from; k < to; k++) {
     const j = idx[k] as number;
-    if (j >= dn) throw new Error('dictionary index out of range');
+    if (j >>> 0 >= dn) throw new Error('dictionary index out of range');
     const w = 2 * (at + k);
     o[w] = d[2 * j] as number;
     o[w + 1] = d[2 * j + 1] as number;
@@ -573,7 +576,7 @@ function decodeDictStrings(
             continue;
           }
           const j = idx[k++] as number;
-          if (j >= dn) throw new Error('dictionary index out of range');
+          if (j >>> 0 >= dn) throw new Error('dictionary index out of range'); // a negative index too
           indices[at + r] = j;
         }
       } finally {

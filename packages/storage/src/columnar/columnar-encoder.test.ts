@@ -204,7 +204,7 @@ describe('columnar encoder against hyparquet-writer', () => {
       mined: { ...r.mined, templateId: i % 3 === 0 ? 2n ** 64n - 1n - BigInt(i % 7) : BigInt(i % 11) },
     }));
     await assertSameFile(rows, 1024);
-    // Ids that differ only in their high 32 bits: hundreds of them share hash slots, so a lookup that compared
+    // Ids that differ only in their high 32 bits: dozens of them share hash slots, so a lookup that compared
     // the low word alone would merge them.
     await assertSameFile(
       rows.map((r, i) => ({ ...r, mined: { ...r.mined, templateId: (BigInt(i % 1500) << 32n) | 7n } })),

@@ -11,6 +11,7 @@
  * terminated after the grace. A helper that dies fails only the query it was lent to (`lost`), and is replaced.
  */
 import { Worker } from 'node:worker_threads';
+import type { WorkerHeapStart } from './worker-heap-start.js';
 import type { MemoryPool } from '@sluice/limits';
 import type { QueryError } from './query-error.js';
 import type { FromQueryWorker, LendAnswer, QueryWorkerData, ShareRequest } from './worker-protocol.js';
@@ -26,6 +27,8 @@ export interface HelperWorkersOptions {
   readonly pool: MemoryPool;
   /** V8 old-generation limit per helper, MiB (the query workers' own). */
   readonly maxOldGenerationSizeMb: number;
+  /** How helpers are started under V8's first old-generation limit (the query workers' own). */
+  readonly heapStart?: WorkerHeapStart;
   /** True when lending now delays no one: no other query is running or queued. */
   readonly mayLend: () => boolean;
   /** Grace between a stop request and termination, ms. */
@@ -91,10 +94,12 @@ export function createHelperWorkers(options: HelperWorkersOptions): HelperWorker
   };
 
   const spawn = (): Helper => {
-    const worker = new Worker(options.workerUrl ?? new URL('./query-worker.js', import.meta.url), {
-      workerData: options.data,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
-    });
+    const create = (): Worker =>
+      new Worker(options.workerUrl ?? new URL('./query-worker.js', import.meta.url), {
+        workerData: options.data,
+        resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
+      });
+    const worker = options.heapStart !== undefined ? options.heapStart.start(create) : create();
     const h: Helper = {
       worker,
       threadId: worker.threadId,

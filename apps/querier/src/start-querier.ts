@@ -29,6 +29,7 @@ import { createQueryApp } from './query-app.js';
 import { createLokiTailUpgrade } from './loki/loki-tail.js';
 import { createQueryCosts } from './query-costs.js';
 import { createQueryService, type QueryObserver, type QueryServiceOptions } from './query-service.js';
+import { createWorkerHeapStart } from './worker-heap-start.js';
 import { createWorkerPool, type WorkerPool } from './worker-pool.js';
 import type { QueryWorkerData } from './worker-protocol.js';
 import { footerCacheBytesPerWorker, footerCacheHeldBytes } from './worker-footer-cache.js';
@@ -77,6 +78,8 @@ const WORKER_HEAP_BASE_MB = 96;
  * idle worker's heap is ~31 MiB, ~12 MiB of it live). Measured under the 1.5 GiB soak: see heap-reclaimer.ts.
  */
 const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
+/** Query workers start with V8's first old-generation limit at that slack (see worker-heap-start.ts). */
+const heapStart = createWorkerHeapStart({ initialOldSpaceMb: WORKER_HEAP_SLACK_BYTES / 1_048_576 });
 
 /** Default `light_query_memory_bytes`: the pool divided by this. */
 export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
@@ -233,6 +236,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     onRepairAbandoned,
     pool,
     maxOldGenerationSizeMb,
+    heapStart,
     // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
     data: { ...workerData, recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2) },
     onWorkerDeath,
@@ -435,6 +439,7 @@ function startLightLane(
     size: permits,
     pool: deps.pool,
     maxOldGenerationSizeMb: heapMb,
+    heapStart,
     data: {
       ...withoutObservedCeiling(deps.workerData),
       maxQueryBytes: lightBytes,

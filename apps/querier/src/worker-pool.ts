@@ -11,6 +11,7 @@
  * (docs/design/query-governance.md, "Deadlines and cancellation").
  */
 import { Worker } from 'node:worker_threads';
+import type { WorkerHeapStart } from './worker-heap-start.js';
 import type { CorruptObject } from '@sluice/engine';
 import type { CeilingCrossed, MemoryPool } from '@sluice/limits';
 import { createHelperWorkers } from './helper-workers.js';
@@ -66,6 +67,8 @@ export interface WorkerPoolOptions {
   readonly pool: MemoryPool;
   /** V8 old-generation limit per worker, MiB (derived from the pool size). */
   readonly maxOldGenerationSizeMb: number;
+  /** How workers are started under V8's first old-generation limit (default: V8's own sizing). */
+  readonly heapStart?: WorkerHeapStart;
   /**
    * Test seam: the worker script. Default `./query-worker.js` (production never sets it); tests pass a script that
    * wraps the real worker to make it die mid-query.
@@ -143,10 +146,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const waiting: ((slot: Slot) => void)[] = [];
 
   const spawn = (): Slot => {
-    const worker = new Worker(options.workerUrl ?? new URL('./query-worker.js', import.meta.url), {
-      workerData: options.data,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
-    });
+    const create = (): Worker =>
+      new Worker(options.workerUrl ?? new URL('./query-worker.js', import.meta.url), {
+        workerData: options.data,
+        resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb },
+      });
+    const worker = options.heapStart !== undefined ? options.heapStart.start(create) : create();
     let markReady!: () => void;
     const slot: Slot = {
       worker,
@@ -316,6 +321,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           data: options.data,
           pool: options.pool,
           maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
+          ...(options.heapStart !== undefined ? { heapStart: options.heapStart } : {}),
           mayLend: options.mayLend ?? (() => false),
           stopGraceMs,
           ...(options.workerUrl !== undefined ? { workerUrl: options.workerUrl } : {}),

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { createMemoryPool } from '@sluice/limits';
-import { BODY_KIND, LOG_COLUMNS } from '@sluice/storage';
+import { BODY_KIND, LOG_COLUMNS, logSchema } from '@sluice/storage';
 import {
   DictStringVector,
   FixedBytesVector,
@@ -20,7 +20,7 @@ import {
 } from './decode/string-vector.js';
 import type { Columns } from './predicate-eval.js';
 import { RECORD_CHUNK_BYTES, RECORD_FIRST_CHUNK_BYTES, RecordBytes, renderLogRowBytes } from './record-bytes.js';
-import { renderLogRow } from './records.js';
+import { RECORD_COLUMNS, renderLogRow } from './records.js';
 import { QueryAbort } from './failures.js';
 import { MemoryTracker } from './tracker.js';
 
@@ -88,18 +88,10 @@ function stringColumn(values: readonly (Uint8Array[] | null)[]): (string | null)
   return values.map((v) => (v === null ? null : decoder.decode(Buffer.concat(v))));
 }
 
-const STRING_COLUMNS = [
-  C.severityText,
-  C.eventName,
-  C.scopeName,
-  C.scopeVersion,
-  C.scopeAttributes,
-  C.attributes,
-  C.resourceAttributes,
-  C.resourceSchemaUrl,
-  C.scopeSchemaUrl,
-  C.body,
-] as const;
+/** The record's string columns (BYTE_ARRAY in the schema): every one is drawn as PLAIN pages, strings or a dictionary. */
+const STRING_COLUMNS: readonly string[] = RECORD_COLUMNS.filter(
+  (name) => logSchema().find((e) => e.name === name)?.type === 'BYTE_ARRAY',
+);
 
 const KEYS = [
   'time_unix_nano',

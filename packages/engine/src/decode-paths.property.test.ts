@@ -24,7 +24,11 @@ import {
   uuidv7,
 } from '@sluice/storage';
 import { readOffsetIndex } from 'hyparquet';
-import { UnsupportedChunk, chunkKind, chunkRange, decodeChunk } from './decode/page-decoder.js';
+import { UnsupportedChunk, chunkKind, chunkRange, decodeChunk, plainOnlyChunk } from './decode/page-decoder.js';
+import { byteNeedle, searchRows } from './decode/byte-search.js';
+import { SearchOnlyStrings } from './decode/search-only.js';
+import { planLogQuery } from './log-plan.js';
+import { parseQuery } from '@sluice/query';
 import {
   BooleanVector,
   DictStringVector,
@@ -313,6 +317,79 @@ describe('columnar decode answers as the hyparquet path', () => {
       }
     }
     assert.ok(compared > 100, `${compared} slices compared`);
+  });
+
+  test('a search-only body gives every byte search the hits of the decoded column, whole groups and window spans', async () => {
+    const rnd = prng(20261206);
+    let searched = 0;
+    for (const mode of MODES) {
+      const rows = corpus(40 + searched, mode).slice(0, 400);
+      for (const encoder of ['columnar', 'hyparquet-writer'] as const) {
+        const bytes = await encodeLogsParquet(rows, { rowGroupRows: 400, encoder, pageTargetBytes: PAGE_BYTES });
+        const file = await openParquetFile(sourceFromBytes(bytes));
+        const md = file.metadata.row_groups[0]?.columns.find(
+          (c) => c.meta_data?.path_in_schema[0] === 'body',
+        )?.meta_data;
+        const element = file.metadata.schema.find((e) => e.name === 'body');
+        assert.ok(md !== undefined && element !== undefined);
+        const { start, length } = chunkRange(md);
+        const chunk = bytes.subarray(start, start + length);
+        if (!plainOnlyChunk(chunk, md)) continue;
+        for (let k = 0; k < 4; k++) {
+          // A window span (page-aligned or not: only the pages it touches are decoded) or the whole group.
+          const a = Math.floor(rnd() * 400);
+          const b = a + Math.floor(rnd() * (400 - a));
+          const span = k === 0 ? undefined : { start: a, end: b };
+          const decoded: ColumnData = decodeChunk(chunk, md, element, 'utf8', 400, NO_POOL, span).data;
+          assert.ok(decoded instanceof PlainStringVector);
+          const held = { bytes: 0 };
+          const reserve = {
+            grow: (n: number): number => ((held.bytes += n), n),
+            shrink: (n: number): void => void (held.bytes -= n),
+          };
+          const only: SearchOnlyStrings = new SearchOnlyStrings(400, chunk, md, element, reserve, span, (e) => e);
+          for (const fn of ['contains', 'starts_with', 'ends_with'] as const) {
+            for (const needle of NEEDLES) {
+              const bytesNeedle = byteNeedle(needle);
+              if (bytesNeedle === undefined) continue;
+              assert.deepEqual(only.search(fn, bytesNeedle), searchRows(decoded, fn, bytesNeedle), `${fn} ${needle}`);
+              assert.equal(held.bytes, 0, 'every page reservation is given back');
+              searched++;
+            }
+          }
+          assert.throws(() => only.get(), /read row by row/);
+        }
+      }
+    }
+    assert.ok(searched > 500, `${searched} searches`);
+  });
+
+  test('a column is search-only only in an aggregation that reads nothing else of it', () => {
+    const plan = (q: string) => {
+      const parsed = parseQuery(q);
+      assert.ok(parsed.ok && parsed.value.kind !== 'drift', q);
+      return planLogQuery(parsed.value, {
+        tenant: 'acme',
+        nowNs: NOW,
+        defaultWindowSecs: 3600,
+        limits: { defaultRows: 100, maxRows: 1000 },
+      }).searchOnly;
+    };
+    const R = 'range(2026-06-01T00:00:00Z, 2026-06-01T04:00:00Z)';
+    assert.deepEqual([...plan(`contains(body, "x") | ${R} | count`)], ['body']);
+    assert.deepEqual(
+      [
+        ...plan(
+          `(contains(body, "x") or ends_with(body, "y")) and not starts_with(body, "z") | ${R} | count by service`,
+        ),
+      ],
+      ['body'],
+    );
+    assert.deepEqual([...plan(`contains(body, "x") | ${R} | limit 10`)], [], 'records render the body');
+    assert.deepEqual([...plan(`contains(body, "x") and body =~ "y" | ${R} | count`)], [], 'a regex reads the text');
+    assert.deepEqual([...plan(`matches(body, "x") | ${R} | count`)], []);
+    assert.deepEqual([...plan(`contains(body, "x") | ${R} | sum(body_bytes)`)], [], 'the aggregate reads the body');
+    assert.deepEqual([...plan(`contains(body, "\uFFFD") | ${R} | count`)], [], 'a needle the byte path cannot answer');
   });
 
   test('the corpora exercise dictionary and PLAIN string chunks and multi-page bodies, all through the columnar decoder', async () => {

@@ -8,6 +8,8 @@ import type { CeilingEnforcement } from '@sluice/limits';
 import type { AggregateStage, CountStage, FieldName, LogQuery, TimeWindow } from '@sluice/query';
 import { FIELD_NAMES, aggregationStage } from '@sluice/query';
 import { LOG_COLUMNS } from '@sluice/storage';
+import { aggregationColumns } from './aggregate.js';
+import type { SearchOnlyStrings } from './decode/search-only.js';
 import { FIELD_COLUMN } from './fields.js';
 import type { CompiledPredicate } from './predicate-eval.js';
 import { compilePredicate } from './predicate-eval.js';
@@ -36,6 +38,12 @@ export interface LogPlan {
   readonly rowLimit: number;
   /** Columns every scanned row group reads before evaluation (the time and tenant columns are added per group). */
   readonly phase1: ReadonlySet<string>;
+  /**
+   * Phase-1 columns an aggregation only byte-searches (the predicate's `searchOnly`, less anything the aggregation
+   * or the scan reads): read as {@link SearchOnlyStrings}, searched page by page, never kept. Empty for record
+   * queries, whose phase-1 columns are rendered.
+   */
+  readonly searchOnly: ReadonlySet<string>;
   /** Tenant statistics shorter than the 16-byte truncation can prove a group's tenant. */
   readonly tenantStatsTrusted: boolean;
 }
@@ -71,6 +79,12 @@ export function planLogQuery(q: LogQuery, o: PlanInputs): LogPlan {
   const phase1 = new Set<string>(predicate.columns);
   phase1.add(LOG_COLUMNS.effectiveTimeUnixNano);
   if (sortField !== undefined) phase1.add(FIELD_COLUMN[sortField]);
+  const searchOnly = new Set<string>();
+  if (agg !== undefined) {
+    const read = aggregationColumns(agg);
+    read.add(LOG_COLUMNS.tenantId).add(LOG_COLUMNS.effectiveTimeUnixNano).add(LOG_COLUMNS.timeUnixNano);
+    for (const c of predicate.searchOnly) if (!read.has(c)) searchOnly.add(c);
+  }
   return {
     window,
     predicate,
@@ -83,6 +97,7 @@ export function planLogQuery(q: LogQuery, o: PlanInputs): LogPlan {
     enforcement,
     rowLimit,
     phase1,
+    searchOnly,
     tenantStatsTrusted: Buffer.byteLength(o.tenant, 'utf8') < 16,
   };
 }

@@ -190,7 +190,7 @@ export async function scanLogFiles(ctx: ScanContext, plan: LogPlan, sinks: ScanS
           }
           if (hooks?.beforeRowGroup) await hooks.beforeRowGroup({ key: f.key, index: g.index });
           checkAborted(signal);
-          const first = await readReservedWith(opened, g.index, want, tracker, decoder, span);
+          const first = await readReservedWith(opened, g.index, want, tracker, decoder, span, 'group', plan.searchOnly);
           let second: { cols: Columns; reserved: number } | undefined;
           const matchBytes = tracker.grow(g.numRows * 4);
           try {

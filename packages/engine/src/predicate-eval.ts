@@ -9,6 +9,7 @@ import type { CmpOp, LinearRegex, Literal, Path, Predicate, SeverityNode } from 
 import { compileLinearRegex, severityBand } from '@sluice/query';
 import { toHex } from '@sluice/core';
 import { byteNeedle, searchRows } from './decode/byte-search.js';
+import { SearchOnlyStrings } from './decode/search-only.js';
 import {
   DictStringVector,
   FixedBytesVector,
@@ -33,6 +34,11 @@ export type RowTest = (i: number) => boolean;
 /** A compiled predicate: the columns it reads and a binder per row group. */
 export interface CompiledPredicate {
   readonly columns: ReadonlySet<string>;
+  /**
+   * The columns it reads only through a byte search (`contains` / `starts_with` / `ends_with` on a needle the
+   * byte path answers): a scan that needs nothing else of them may hand it a {@link SearchOnlyStrings}.
+   */
+  readonly searchOnly: ReadonlySet<string>;
   /** True for the constant `true` predicate (every row matches; no columns needed). */
   readonly always: boolean;
   bind(cols: Columns, attrs: AttrReader): RowTest;
@@ -274,7 +280,20 @@ function dictTest(vec: DictStringVector, test: (s: string) => boolean): RowTest 
   };
 }
 
-function compileNode(p: Predicate, columns: Set<string>): Binder {
+/** The columns a predicate reads, and which uses are byte searches. */
+class ColumnUses {
+  readonly all = new Set<string>();
+  readonly other = new Set<string>();
+  add(column: string, byteSearch = false): void {
+    this.all.add(column);
+    if (!byteSearch) this.other.add(column);
+  }
+  searchOnly(): Set<string> {
+    return new Set([...this.all].filter((c) => !this.other.has(c)));
+  }
+}
+
+function compileNode(p: Predicate, columns: ColumnUses): Binder {
   switch (p.kind) {
     case 'bool': {
       const v = p.value;
@@ -327,7 +346,7 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
         columns,
       );
     case 'str_call': {
-      columns.add(pathColumn(p.path));
+      columns.add(pathColumn(p.path), p.fn !== 'matches' && columnPath(p.path) && byteNeedle(p.arg) !== undefined);
       const get = fieldGetter(p.path);
       const arg = p.arg;
       let match: (s: string) => boolean;
@@ -352,6 +371,10 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
       return (cols, attrs) => {
         const vec = columnPath(p.path) ? cols[pathColumn(p.path)] : undefined;
         if (vec instanceof DictStringVector) return dictTest(vec, match);
+        if (vec instanceof SearchOnlyStrings && bytes !== undefined && fn !== 'matches') {
+          const hits = vec.search(fn, bytes);
+          return (i) => hits[i] === 1;
+        }
         if (vec instanceof PlainStringVector && bytes !== undefined && fn !== 'matches') {
           const hits = searchRows(vec, fn, bytes);
           return (i) => hits[i] === 1;
@@ -421,10 +444,11 @@ function compileNode(p: Predicate, columns: Set<string>): Binder {
 
 /** Compiles `p`; throws an `invalid_query` {@link QueryAbort} for a pattern the engine refuses. */
 export function compilePredicate(p: Predicate): CompiledPredicate {
-  const columns = new Set<string>();
+  const columns = new ColumnUses();
   const binder = compileNode(p, columns);
   return {
-    columns,
+    columns: columns.all,
+    searchOnly: columns.searchOnly(),
     always: p.kind === 'bool' && p.value,
     bind: binder,
   };

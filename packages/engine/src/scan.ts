@@ -20,10 +20,12 @@ import type {
 } from '@sluice/storage';
 import { LOG_COLUMNS, StorageCorruptError, countingSource, ensureZstd, openParquetFile } from '@sluice/storage';
 import type { ColumnMetaData, SchemaElement } from 'hyparquet';
+import { SearchOnlyStrings } from './decode/search-only.js';
 import {
   chunkKind,
   chunkRange,
   decodeChunk,
+  plainOnlyChunk,
   UnsupportedChunk,
   type ChunkLayout,
   type RowRange,
@@ -196,13 +198,14 @@ export async function readReservedWith(
   decoder: ColumnDecoderChoice,
   rows?: RowRange,
   layout: ChunkLayout = 'group',
+  searchOnly?: ReadonlySet<string>,
 ): Promise<ReservedColumns> {
   const present = new Set(file.handle.columnNames);
   let want = [...new Set(columns)].filter((c) => present.has(c));
   if (want.length === 0) return { cols: {}, reserved: 0 };
   // The reference path stays what it was: whole row groups through hyparquet.
   if (decoder === 'hyparquet') return readHyparquet(file, index, want, tracker);
-  const fast = await readColumnar(file, index, want, tracker, rows, layout);
+  const fast = await readColumnar(file, index, want, tracker, rows, layout, searchOnly);
   want = want.filter((c) => !(c in fast.cols));
   if (want.length === 0) return fast;
   try {
@@ -286,6 +289,7 @@ async function readColumnar(
   tracker: MemoryTracker,
   rows?: RowRange,
   layout: ChunkLayout = 'group',
+  searchOnly?: ReadonlySet<string>,
 ): Promise<ReservedColumns> {
   const { handle } = file;
   const rg = handle.metadata.row_groups[index];
@@ -333,6 +337,19 @@ async function readColumnar(
         bytes = await (fetches[k] as Promise<Uint8Array>);
       } catch (e) {
         throw classified(e, file.key);
+      }
+      if (
+        searchOnly?.has(c.name) === true &&
+        c.kind === 'utf8' &&
+        layout === 'group' &&
+        plainOnlyChunk(bytes, c.meta)
+      ) {
+        // Kept as stored and searched page by page; its stored bytes stay reserved with the column.
+        const classify = (e: unknown): unknown => classified(e, file.key);
+        cols[c.name] = new SearchOnlyStrings(info.numRows, bytes, c.meta, c.element, tracker, rows, classify);
+        reserved += stored[k] as number;
+        stored[k] = 0;
+        continue;
       }
       try {
         const d = decodeChunk(bytes, c.meta, c.element, c.kind, info.numRows, tracker, rows, layout);

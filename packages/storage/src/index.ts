@@ -104,7 +104,7 @@ export type { FooterCache, FooterCacheOptions, FooterCacheStats } from './footer
 export { createFooterCache } from './footer-cache.js';
 export { PROVENANCE_KEY, encodeProvenance, provenanceOf, type Provenance } from './compaction-provenance.js';
 export { StoredRowError, decodeLogRows } from './decode-log-rows.js';
-export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress } from './zstd.js';
+export { ZSTD_LEVEL, ensureZstd, zstdCompress, zstdDecompress, zstdDecompressView } from './zstd.js';
 export type { ObjectStoreHooks, StorageSection, StorageSettings } from './object-store-settings.js';
 export { createObjectStore, storageCallPolicy, storageSettingsFrom } from './object-store-settings.js';
 export type { CorruptReason, StorageOperation, UnavailableReason } from './storage-errors.js';

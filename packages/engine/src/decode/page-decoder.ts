@@ -13,7 +13,7 @@
 import type { ColumnMetaData, SchemaElement } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { zstdDecompress } from '@sluice/storage';
+import { zstdDecompress, zstdDecompressView } from '@sluice/storage';
 import { readHybrid } from './rle-hybrid.js';
 import {
   BooleanVector,
@@ -170,12 +170,16 @@ interface PageBody {
   readonly encoding: string;
 }
 
-function decompress(codec: string, input: Uint8Array, size: number): Uint8Array {
+/**
+ * A page's bytes: a buffer of its own, or with `view` the decoder's own memory, valid until the next decompression
+ * (for a page read once and dropped before the next one is decompressed).
+ */
+function decompress(codec: string, input: Uint8Array, size: number, view = false): Uint8Array {
   if (codec === 'UNCOMPRESSED') {
     if (input.length !== size) throw new Error('uncompressed page size mismatch');
     return input;
   }
-  return zstdDecompress(input, size);
+  return view ? zstdDecompressView(input, size) : zstdDecompress(input, size);
 }
 
 /**
@@ -265,6 +269,8 @@ function walkPages(
   onData: (page: PageBody) => void,
   rows?: RowRange,
   onSkip?: (count: number) => void,
+  /** Data pages as views of the decoder's memory (only with `keepPages` false): `onData` must be done with each. */
+  viewPages = false,
 ): void {
   let pageRow = 0;
   const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -313,7 +319,7 @@ function walkPages(
         if (dh === undefined) throw new Error('data page without header');
         numValues = dh.num_values;
         encoding = dh.encoding;
-        bytes = decompress(meta.codec, raw, size);
+        bytes = decompress(meta.codec, raw, size, viewPages && !keepPages);
         valuesAt = 0;
         if (optional) {
           // The levels: a 4-byte length, then the hybrid at width 1.
@@ -811,4 +817,104 @@ function decodeBooleans(
   };
   walkRows(chunk, meta, optional, ledger, numRows, 'BOOLEAN', onData, rows);
   return new BooleanVector(values);
+}
+
+/**
+ * True when every page of the flat string chunk is a PLAIN data page (v1, or v2 without repetition levels) and there
+ * is no dictionary page: what {@link searchPlainChunk} reads. Headers only; nothing is decompressed. A chunk it
+ * cannot walk is `false` (the ordinary decode then reports or falls back as it always did).
+ */
+export function plainOnlyChunk(chunk: Uint8Array, meta: ColumnMetaData): boolean {
+  if (meta.dictionary_page_offset !== undefined) return false;
+  if (meta.encodings.some((e) => e === 'RLE_DICTIONARY' || e === 'PLAIN_DICTIONARY')) return false;
+  try {
+    const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
+    let pages = 0;
+    while (reader.offset < chunk.length) {
+      const header = parquetHeader(reader);
+      reader.offset += header.compressed_page_size;
+      if (reader.offset > chunk.length) return false;
+      if (header.type === 'DATA_PAGE') {
+        if (header.data_page_header?.encoding !== 'PLAIN') return false;
+      } else if (header.type === 'DATA_PAGE_V2') {
+        const h = header.data_page_header_v2;
+        if (h?.encoding !== 'PLAIN' || h.repetition_levels_byte_length !== 0) return false;
+      } else if (header.type !== 'INDEX_PAGE') return false;
+      if (++pages >= 0xffff) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Searches a PLAIN string chunk ({@link plainOnlyChunk}) of `numRows` rows page by page, without keeping a page:
+ * each data page is decompressed into the decoder's own memory, laid out as a one-page {@link PlainStringVector}
+ * and handed to `onPage` with the group row of its first value, then dropped. Pages wholly outside `rows` are
+ * skipped undecompressed (their rows are left to the caller as misses). Each page's bytes and per-row layout are
+ * reserved while it is searched.
+ */
+export function searchPlainChunk(
+  chunk: Uint8Array,
+  meta: ColumnMetaData,
+  element: SchemaElement,
+  numRows: number,
+  reserve: DecodeReserve,
+  onPage: (page: PlainStringVector, firstRow: number) => void,
+  rows?: RowRange,
+): void {
+  if (Number(meta.num_values) !== numRows) throw new Error('value count differs from row count');
+  const ledger = new Ledger(reserve);
+  let row = 0;
+  walkPages(
+    chunk,
+    meta,
+    element.repetition_type === 'OPTIONAL',
+    ledger,
+    false,
+    () => {
+      throw new Error('dictionary page in a PLAIN chunk');
+    },
+    (p) => {
+      if (p.encoding !== 'PLAIN') throw new Error(`encoding ${p.encoding} in a PLAIN chunk`);
+      const n = p.numValues;
+      if (row + n > numRows) throw new Error('more values than rows');
+      const layout = ledger.transient(n * 10);
+      try {
+        const b = p.bytes;
+        const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+        const starts = new Int32Array(n);
+        const lens = new Int32Array(n);
+        let off = p.valuesAt;
+        const defs = p.defs;
+        for (let r = 0; r < n; r++) {
+          if (defs !== undefined && defs[r] !== 1) {
+            lens[r] = -1;
+            starts[r] = off;
+            continue;
+          }
+          if (off + 4 > b.length) throw new Error('page too short for its values');
+          const len = v.getUint32(off, true);
+          off += 4;
+          if (len > b.length - off) throw new Error('value past the end of its page');
+          starts[r] = off;
+          lens[r] = len;
+          off += len;
+        }
+        const page = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+        onPage(new PlainStringVector([page], new Uint16Array(n), starts, lens, Int32Array.of(0, n)), row);
+      } finally {
+        ledger.giveBack(layout);
+      }
+      row += n;
+    },
+    rows,
+    (n) => {
+      if (row + n > numRows) throw new Error('more values than rows');
+      row += n;
+    },
+    true,
+  );
+  if (row !== numRows) throw new Error('fewer values than rows');
 }

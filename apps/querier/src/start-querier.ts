@@ -78,8 +78,15 @@ const WORKER_HEAP_BASE_MB = 96;
  * idle worker's heap is ~31 MiB, ~12 MiB of it live). Measured under the 1.5 GiB soak: see heap-reclaimer.ts.
  */
 const WORKER_HEAP_SLACK_BYTES = 64 * 1_048_576;
-/** Query workers start with V8's first old-generation limit at that slack (see worker-heap-start.ts). */
-const heapStart = createWorkerHeapStart({ initialOldSpaceMb: WORKER_HEAP_SLACK_BYTES / 1_048_576 });
+/**
+ * Query workers start with V8's first old-generation limit at that slack (see worker-heap-start.ts), unless the
+ * operator set `--initial-old-space-size` for the process: then every isolate keeps the operator's value.
+ */
+const heapStart = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) =>
+  a.includes('--initial-old-space-size'),
+)
+  ? undefined
+  : createWorkerHeapStart({ initialOldSpaceMb: WORKER_HEAP_SLACK_BYTES / 1_048_576 });
 
 /** Default `light_query_memory_bytes`: the pool divided by this. */
 export const DEFAULT_LIGHT_QUERY_POOL_DIVISOR = 16;
@@ -236,7 +243,7 @@ export async function startQuerier(config: SluiceConfig, deps: QuerierDeps): Pro
     onRepairAbandoned,
     pool,
     maxOldGenerationSizeMb,
-    heapStart,
+    ...(heapStart !== undefined ? { heapStart } : {}),
     // Half the heap cap: an idle worker still holding more than that after a GC is replaced.
     data: { ...workerData, recycleBytes: Math.floor((maxOldGenerationSizeMb * 1_048_576) / 2) },
     onWorkerDeath,
@@ -439,7 +446,7 @@ function startLightLane(
     size: permits,
     pool: deps.pool,
     maxOldGenerationSizeMb: heapMb,
-    heapStart,
+    ...(heapStart !== undefined ? { heapStart } : {}),
     data: {
       ...withoutObservedCeiling(deps.workerData),
       maxQueryBytes: lightBytes,

@@ -5,12 +5,15 @@
  * limit near 38 MiB; once the young generation has grown to match a query's allocation rate, the old generation's
  * headroom is smaller than the young generation and V8 starts incremental marking on every query. Measured on the
  * bench corpus: after ten `limit 10000` queries, 12 of 16 one-group queries each ran a full collection (rare-needle
- * median 42 ms); with the first limit at 64 MiB, 1 in 16 did (median 32 ms). The worker's own reclaimer still
- * collects at 64 MiB of garbage, so the worst case is unchanged.
+ * median 42 ms); with the first limit at 64 MiB, 2 of 16 did (median 32–38 ms). The worker's own reclaimer still
+ * collects at 64 MiB of garbage, so the worst case is unchanged. V8 keeps the value as the worker's floor for its
+ * life, and caps it at half the worker's heap limit.
  *
  * V8 reads `--initial-old-space-size` when an isolate is created, and the flag is process-wide: it is set while a
- * query worker starts and reset to V8's default once every starting worker is online (or failed), so the main
- * thread and the other roles' workers keep V8's own sizing unless they start in that window.
+ * query worker starts and reset to V8's default once every starting worker is online (or failed). A worker of
+ * another role (the sink, the compactor) that happens to start in that window gets the same floor. Toggling a V8
+ * flag also changes the hash Node checks its built-in code cache against, so the first worker started on the other
+ * setting compiles Node's own modules again (about 30 ms, at worker start only).
  */
 import { setFlagsFromString } from 'node:v8';
 

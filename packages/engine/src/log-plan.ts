@@ -9,7 +9,6 @@ import type { AggregateStage, CountStage, FieldName, LogQuery, TimeWindow } from
 import { FIELD_NAMES, aggregationStage } from '@sluice/query';
 import { LOG_COLUMNS } from '@sluice/storage';
 import { aggregationColumns } from './aggregate.js';
-import type { SearchOnlyStrings } from './decode/search-only.js';
 import { FIELD_COLUMN } from './fields.js';
 import type { CompiledPredicate } from './predicate-eval.js';
 import { compilePredicate } from './predicate-eval.js';
@@ -40,7 +39,7 @@ export interface LogPlan {
   readonly phase1: ReadonlySet<string>;
   /**
    * Phase-1 columns an aggregation only byte-searches (the predicate's `searchOnly`, less anything the aggregation
-   * or the scan reads): read as {@link SearchOnlyStrings}, searched page by page, never kept. Empty for record
+   * or the scan reads): read as `SearchOnlyStrings` (decode/search-only.ts), searched page by page, never kept. Empty for record
    * queries, whose phase-1 columns are rendered.
    */
   readonly searchOnly: ReadonlySet<string>;

@@ -35,7 +35,7 @@ export type RowTest = (i: number) => boolean;
 export interface CompiledPredicate {
   readonly columns: ReadonlySet<string>;
   /**
-   * The columns it reads only through a byte search (`contains` / `starts_with` / `ends_with` on a needle the
+   * The columns it reads only through one byte search (`contains` / `starts_with` / `ends_with` on a needle the
    * byte path answers): a scan that needs nothing else of them may hand it a {@link SearchOnlyStrings}.
    */
   readonly searchOnly: ReadonlySet<string>;
@@ -284,12 +284,18 @@ function dictTest(vec: DictStringVector, test: (s: string) => boolean): RowTest 
 class ColumnUses {
   readonly all = new Set<string>();
   readonly other = new Set<string>();
+  readonly searches = new Map<string, number>();
   add(column: string, byteSearch = false): void {
     this.all.add(column);
-    if (!byteSearch) this.other.add(column);
+    if (byteSearch) this.searches.set(column, (this.searches.get(column) ?? 0) + 1);
+    else this.other.add(column);
   }
+  /**
+   * Columns read by exactly one byte search and nothing else. A search-only column decompresses its pages on each
+   * search, so a column searched twice is decoded once and searched from its kept pages instead.
+   */
   searchOnly(): Set<string> {
-    return new Set([...this.all].filter((c) => !this.other.has(c)));
+    return new Set([...this.all].filter((c) => !this.other.has(c) && this.searches.get(c) === 1));
   }
 }
 

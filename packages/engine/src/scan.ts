@@ -342,6 +342,7 @@ async function readColumnar(
         searchOnly?.has(c.name) === true &&
         c.kind === 'utf8' &&
         layout === 'group' &&
+        Number(c.meta.num_values) === info.numRows && // otherwise the ordinary decode hands it to hyparquet
         plainOnlyChunk(bytes, c.meta)
       ) {
         // Kept as stored and searched page by page; its stored bytes stay reserved with the column.

@@ -1,7 +1,8 @@
 /**
  * @module zstd
  * ZSTD via @bokuweb/zstd-wasm for hyparquet (decompress) and hyparquet-writer (compress, level 3). The wasm
- * module is initialised once per thread; its linear memory only grows by the largest single page handled,
+ * module is initialised once per thread; its linear memory only grows by the largest single page handled (plus, for
+ * `zstdDecompressView`, the largest compressed and decompressed page kept for reuse),
  * which is bounded by the writer's page size (128 KiB in current files, 1 MiB in older ones; a value larger
  * than a page is a page of its own), never by query or file size.
  */
@@ -58,7 +59,8 @@ let viewDstCapacity = 0;
  * Decompresses one page into the decoder's own memory and returns a view of it, without copying it out: a third
  * less time than {@link zstdDecompress} on a 128 KiB page of log text, and no JS buffer. The view is valid only
  * until the next ZSTD call on this thread, so a caller reads it and is done before it decompresses again. The two
- * wasm buffers are sized by the largest page met (128 KiB in current files), the bound the module already has.
+ * wasm buffers are kept, sized by the largest page met (128 KiB in current files; the page header's size, as
+ * `decompress` uses it): the wasm memory grows to the largest page either way, and never shrinks.
  * @throws Error when the frame is damaged or does not decompress to `outputLength` bytes
  */
 export function zstdDecompressView(input: Uint8Array, outputLength: number): Uint8Array {
